@@ -1,0 +1,11 @@
+import { checkHealth } from "@/lib/health";
+import { json } from "@/lib/http/respond";
+
+/**
+ * GET /api/health — self-check: database, workspace (read/write probe), disk space.
+ * Public (it reveals no content). 200 `{ok: true, checks}` when healthy, 503 otherwise.
+ */
+export async function GET(): Promise<Response> {
+  const health = await checkHealth();
+  return json(health, health.ok ? 200 : 503);
+}

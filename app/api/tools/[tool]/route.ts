@@ -1,0 +1,31 @@
+import { callTool } from "@/lib/gateway/call-tool";
+import { requireAgent } from "@/lib/http/auth";
+import { envelopeResponse, preferWaitMs, readJsonBody } from "@/lib/http/respond";
+import { getConfig } from "@/lib/config";
+
+/**
+ * POST /api/tools/{name} — one tool call.
+ * Headers: `Authorization: Bearer <agent token>` (required); `X-Agent-Session: <id>` groups
+ * calls into one session (optional); `Prefer: wait=N` (RFC 7240) waits up to N seconds for a
+ * reviewer when the policy asks (default and maximum are configured).
+ * Body: the tool's arguments as a JSON object.
+ * Response: the envelope `{ok, call_id, data}` / `{ok: false, call_id, error}`; HTTP status by
+ * error name (lib/errors.ts); 202 + `Location` for `approval_pending`.
+ */
+export async function POST(req: Request, { params }: { params: Promise<{ tool: string }> }): Promise<Response> {
+  const auth = await requireAgent(req);
+  if (!auth.ok) return auth.response;
+  const body = await readJsonBody(req);
+  if (!body.ok) return body.response;
+  const { tool } = await params;
+  const config = getConfig();
+  const wait = preferWaitMs(req.headers.get("prefer"));
+  const waitMs = Math.min(wait ?? config.approvalWaitDefaultMs, config.approvalWaitMaxMs);
+  const envelope = await callTool(
+    { door: "http", agent: auth.identity, sessionKey: req.headers.get("x-agent-session") },
+    tool,
+    body.value,
+    { waitMs, signal: req.signal },
+  );
+  return envelopeResponse(envelope, wait !== null ? { "preference-applied": `wait=${Math.round(waitMs / 1000)}` } : {});
+}

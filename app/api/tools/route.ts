@@ -1,0 +1,12 @@
+import { json } from "@/lib/http/respond";
+import { listTools } from "@/lib/tools/registry";
+
+/**
+ * GET /api/tools — every tool with its JSON Schema (from the zod schema via `z.toJSONSchema`),
+ * description, risk and MCP annotations; ready for OpenAI / Anthropic function calling.
+ * Public: it describes the interface, not the workspace.
+ * Response: `{ tools: [{name, title, description, input_schema, risk, annotations}] }`.
+ */
+export async function GET(): Promise<Response> {
+  return json({ tools: listTools() });
+}

@@ -1,0 +1,21 @@
+"use server";
+
+import { cookies } from "next/headers";
+import { redirect } from "next/navigation";
+import { SESSION_COOKIE, signIn } from "@/lib/auth/tokens";
+
+/** Signs a reviewer in: sets the HttpOnly session cookie and goes to the dashboard. */
+export async function signInAction(_prev: { error: string } | null, form: FormData): Promise<{ error: string }> {
+  const login = String(form.get("login") ?? "");
+  const password = String(form.get("password") ?? "");
+  const session = await signIn(login, password);
+  if (!session) return { error: "Wrong login or password." };
+  const store = await cookies();
+  store.set(SESSION_COOKIE, session.session, {
+    httpOnly: true,
+    sameSite: "strict",
+    path: "/",
+    expires: session.expiresAt,
+  });
+  redirect("/");
+}

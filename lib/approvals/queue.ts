@@ -1,0 +1,240 @@
+import { getConfig } from "@/lib/config";
+import { db } from "@/lib/db";
+import { errorBody, type ErrorBody } from "@/lib/errors";
+import { subscribeCall } from "@/lib/events/bus";
+import { failure, type Envelope } from "@/lib/result";
+import { finishCall, isFinal, transition } from "@/lib/audit/calls";
+import { getTool } from "@/lib/tools/registry";
+import type { ToolPreview } from "@/lib/tools/define-tool";
+import type { PolicyVerdict } from "@/lib/policy/types";
+import { executeCall } from "@/lib/gateway/execute";
+import { currentWorkspace } from "@/lib/gateway/workspace";
+
+/**
+ * The approval queue. A call the policy answers `ask` for sits in status "pending" with its exact
+ * arguments (execArgsJson), the policy verdict and, for writes, the target's sha256 and the
+ * proposed diff computed at queue time (pendingJson). A reviewer approves (optionally with edited
+ * content), rejects with a reason, or lets it expire. Every decision is one conditional update,
+ * so a call runs at most once however many reviewers, tabs or instances approve it.
+ */
+
+/** How often a waiter re-reads the database when no in-process event arrives (ms). */
+const POLL_MS = 500;
+
+export interface PendingDetail {
+  preview: ToolPreview;
+  verdict: PolicyVerdict;
+}
+
+/** Outcome of a reviewer's decision request. */
+export type DecisionResult =
+  | { ok: true; status: string; envelope: Envelope }
+  | { ok: false; error: ErrorBody };
+
+/**
+ * Waits until the call has finished or `waitMs` passed.
+ * @returns the call's final envelope, or null when it is still undecided or running.
+ */
+export async function waitForOutcome(callId: string, waitMs: number, signal?: AbortSignal): Promise<Envelope | null> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    await expireDue();
+    const row = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true, resultJson: true } });
+    if (row && isFinal(row.status) && row.resultJson) return JSON.parse(row.resultJson) as Envelope;
+    const remaining = deadline - Date.now();
+    if (remaining <= 0 || signal?.aborted) return null;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, Math.min(POLL_MS, remaining));
+      const unsubscribe = subscribeCall(callId, done);
+      signal?.addEventListener("abort", done, { once: true });
+      function done() {
+        clearTimeout(timer);
+        unsubscribe();
+        signal?.removeEventListener("abort", done);
+        resolve();
+      }
+    });
+  }
+}
+
+/** Ends every pending call whose `expiresAt` has passed with `approval_expired` (603). @returns how many. */
+export async function expireDue(): Promise<number> {
+  const due = await db().toolCall.findMany({
+    where: { status: "pending", expiresAt: { lt: new Date() } },
+    select: { id: true },
+    take: 500,
+  });
+  let count = 0;
+  for (const { id } of due) {
+    const envelope = failure(id, errorBody("approval_expired", "No reviewer decided on this call in time; it was not run.", { call_id: id }));
+    if (await finishCall(id, ["pending"], "expired", envelope, { actor: "system", extra: { decidedAt: new Date() } })) count++;
+  }
+  return count;
+}
+
+/**
+ * Approves a pending call and runs it (here, now) with its exact queued arguments, or with the
+ * reviewer's edited content for write_file (`content`), which the log keeps beside the original.
+ * @returns the call's envelope once it ran; `not_found`, `approval_expired`, `invalid_arguments`
+ *   (content given for another tool) or `conflict` (detail.reason "already_decided") otherwise.
+ */
+export async function approveCall(callId: string, reviewer: string, edit?: { content?: string }): Promise<DecisionResult> {
+  await expireDue();
+  const row = await db().toolCall.findUnique({ where: { id: callId } });
+  if (!row) return { ok: false, error: errorBody("not_found", `No call ${callId}.`, { call_id: callId }) };
+  if (row.status !== "pending" || !row.execArgsJson) return alreadyDecided(callId, row.status);
+  const tool = getTool(row.tool);
+  if (!tool) return { ok: false, error: errorBody("unknown_tool", `Tool ${row.tool} is no longer registered.`) };
+
+  let args = JSON.parse(row.execArgsJson) as Record<string, unknown>;
+  let editedArgsJson: string | null = null;
+  if (edit?.content !== undefined) {
+    if (row.tool !== "write_file") {
+      return { ok: false, error: errorBody("invalid_arguments", "Only a write_file call can be approved with edited content.") };
+    }
+    args = { ...args, content: edit.content };
+    editedArgsJson = JSON.stringify(args);
+  }
+  const parsed = tool.input.safeParse(args);
+  if (!parsed.success) return { ok: false, error: errorBody("invalid_arguments", "The edited arguments are not valid for this tool.") };
+
+  const actor = `reviewer:${reviewer}`;
+  const approved = await transition(callId, ["pending"], "approved", {
+    actor,
+    eventData: { edited: editedArgsJson !== null },
+    reviewer,
+    decidedAt: new Date(),
+    ...(editedArgsJson && { editedArgsJson }),
+  });
+  if (!approved) {
+    const now = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true } });
+    return alreadyDecided(callId, now?.status ?? "unknown");
+  }
+  const running = await transition(callId, ["approved"], "running", { actor, startedAt: new Date() });
+  if (!running) return alreadyDecided(callId, "approved");
+
+  const pending = JSON.parse(row.pendingJson ?? "{}") as Partial<PendingDetail>;
+  const queuedSha = pending.preview && "targetSha256" in pending.preview ? pending.preview.targetSha256 ?? null : undefined;
+  const envelope = await executeCall({
+    callId,
+    tool,
+    args: parsed.data,
+    workspace: await currentWorkspace(),
+    notes: {},
+    actor,
+    ...(queuedSha !== undefined && { queuedTargetSha256: queuedSha }),
+  });
+  const final = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true } });
+  return { ok: true, status: final?.status ?? "unknown", envelope };
+}
+
+/**
+ * Rejects a pending call; the agent receives `approval_rejected` (602) with the reason.
+ * @returns the rejected envelope, or `not_found` / `conflict` (already decided).
+ */
+export async function rejectCall(callId: string, reviewer: string, reason: string): Promise<DecisionResult> {
+  const row = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true } });
+  if (!row) return { ok: false, error: errorBody("not_found", `No call ${callId}.`, { call_id: callId }) };
+  const envelope = failure(
+    callId,
+    errorBody("approval_rejected", `A reviewer rejected this call${reason ? `: ${reason}` : "."}`, { reason, reviewer }),
+  );
+  const done = await finishCall(callId, ["pending"], "rejected", envelope, {
+    actor: `reviewer:${reviewer}`,
+    extra: { reviewer, reviewReason: reason, decidedAt: new Date() },
+  });
+  if (!done) {
+    const now = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true } });
+    return alreadyDecided(callId, now?.status ?? row.status);
+  }
+  return { ok: true, status: "rejected", envelope };
+}
+
+function alreadyDecided(callId: string, status: string): DecisionResult {
+  return {
+    ok: false,
+    error: errorBody("conflict", `Call ${callId} is not pending any more (status: ${status}).`, {
+      reason: "already_decided",
+      call_id: callId,
+      status,
+    }),
+  };
+}
+
+/** A pending call as the reviewer API and the dashboard show it. */
+export interface PendingCallView {
+  call_id: string;
+  tool: string;
+  session_id: string;
+  agent_id: string | null;
+  created_at: string;
+  expires_at: string | null;
+  /** The exact arguments that will run when approved. */
+  args: unknown;
+  path: string | null;
+  preview: ToolPreview;
+  verdict: PolicyVerdict | null;
+}
+
+/** Pending calls, oldest first (at most `limit`). */
+export async function listPending(limit = 200): Promise<PendingCallView[]> {
+  await expireDue();
+  const rows = await db().toolCall.findMany({ where: { status: "pending" }, orderBy: { createdAt: "asc" }, take: limit });
+  return rows.map((row) => {
+    const pending = JSON.parse(row.pendingJson ?? "{}") as Partial<PendingDetail>;
+    return {
+      call_id: row.id,
+      tool: row.tool,
+      session_id: row.sessionId,
+      agent_id: row.agentId,
+      created_at: row.createdAt.toISOString(),
+      expires_at: row.expiresAt?.toISOString() ?? null,
+      args: JSON.parse(row.execArgsJson ?? row.argsJson),
+      path: row.pathResolved,
+      preview: pending.preview ?? {},
+      verdict: pending.verdict ?? null,
+    };
+  });
+}
+
+/**
+ * Calls this host left "running" or "approved" when it stopped are marked "interrupted" at start:
+ * they may or may not have taken effect, and they are never run again. Pending calls stay pending.
+ * @returns how many were marked.
+ */
+export async function markInterrupted(hostId: string): Promise<number> {
+  const rows = await db().toolCall.findMany({ where: { hostId, status: { in: ["running", "approved"] } }, select: { id: true, status: true } });
+  let count = 0;
+  for (const row of rows) {
+    const envelope = failure(row.id, errorBody("internal", "The server stopped while this call was running; check the file before retrying.", { reason: "interrupted" }));
+    if (await finishCall(row.id, [row.status as "running" | "approved"], "interrupted", envelope, { actor: "system" })) count++;
+  }
+  return count;
+}
+
+/**
+ * Tells a configured webhook (Setting "webhook_url": generic JSON POST) that a call waits,
+ * with a link to it. Best effort: failures are logged, never raised. Bounded to 5 s.
+ */
+export async function notifyPending(callId: string): Promise<void> {
+  try {
+    const setting = await db().setting.findUnique({ where: { key: "webhook_url" } });
+    if (!setting?.value) return;
+    const row = await db().toolCall.findUnique({ where: { id: callId }, select: { tool: true, target: true, createdAt: true } });
+    await fetch(setting.value, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        event: "approval.pending",
+        call_id: callId,
+        tool: row?.tool,
+        target: row?.target,
+        created_at: row?.createdAt,
+        url: `${getConfig().publicUrl}/approvals?call=${callId}`,
+      }),
+      signal: AbortSignal.timeout(5000),
+    });
+  } catch (err) {
+    console.warn(`[agent-reach] webhook for ${callId} failed: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,178 @@
+import fs from "node:fs/promises";
+import { getConfig } from "@/lib/config";
+import { db } from "@/lib/db";
+import type { ErrorBody } from "@/lib/errors";
+import { redactValue } from "@/lib/redact";
+import type { Envelope } from "@/lib/result";
+import type { AuditNotes } from "@/lib/tools/define-tool";
+import { appendEvent } from "@/lib/audit/events";
+
+/**
+ * The ToolCall rows of the audit log. A row is written when a call is received (before anything
+ * runs) and moves through these statuses:
+ *
+ *   received → running → succeeded | failed | conflict
+ *   received → pending → approved → running → …            (a reviewer approved)
+ *   received → pending → rejected | expired                 (a reviewer rejected / nobody decided)
+ *   received → rejected                                     (bad arguments, path outside the fence)
+ *   received → denied                                       (policy deny)
+ *   running | approved → interrupted                        (the server stopped while it ran)
+ *
+ * Every transition is a conditional update (`where status in …`), so two requests can never
+ * both move the same call, and every transition appends a hash-chained Event.
+ */
+
+export const FINAL_STATUSES = ["succeeded", "failed", "conflict", "rejected", "expired", "denied", "interrupted"] as const;
+export type CallStatus = "received" | "pending" | "approved" | "running" | (typeof FINAL_STATUSES)[number];
+
+export function isFinal(status: string): boolean {
+  return (FINAL_STATUSES as readonly string[]).includes(status);
+}
+
+/** Largest stored argument or result JSON (characters); longer values are cut with a marker. */
+const MAX_STORED_JSON = 1_000_000;
+
+/** JSON of `value` with secrets redacted, capped at `MAX_STORED_JSON` characters. */
+export function storedJson(value: unknown): string {
+  const json = JSON.stringify(redactValue(value) ?? null);
+  if (json.length <= MAX_STORED_JSON) return json;
+  return JSON.stringify({ _truncated: true, original_length: json.length, head: json.slice(0, 10_000) });
+}
+
+/**
+ * Escapes control, bidirectional and invisible characters (`\n` → `\\n`, U+202E → `\\u202e`) so a
+ * raw path stored for the log cannot forge a log line or repaint a terminal or the dashboard.
+ */
+export function escapeForLog(raw: string): string {
+  return raw.replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g, (c) => {
+    if (c === "\n") return "\\n";
+    if (c === "\r") return "\\r";
+    if (c === "\t") return "\\t";
+    return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+  });
+}
+
+export interface NewCall {
+  id: string;
+  sessionId: string;
+  workspaceId: string;
+  agentId: string | null;
+  door: string;
+  tool: string;
+  args: unknown;
+  hostId: string;
+  actor: string;
+}
+
+/** Writes the row of a call just received (status "received") and its first event. */
+export async function recordReceived(call: NewCall): Promise<void> {
+  const argsJson = storedJson(call.args);
+  await db().toolCall.create({
+    data: {
+      id: call.id,
+      sessionId: call.sessionId,
+      workspaceId: call.workspaceId,
+      agentId: call.agentId,
+      door: call.door,
+      tool: call.tool,
+      argsJson,
+      bytesIn: Buffer.byteLength(argsJson),
+      status: "received",
+      hostId: call.hostId,
+    },
+  });
+  await appendEvent({ type: "call.received", callId: call.id, actor: call.actor, data: { tool: call.tool, door: call.door } });
+}
+
+/** Audit notes as ToolCall columns. */
+export function notesToColumns(notes: AuditNotes) {
+  return {
+    ...(notes.pathRaw !== undefined && { pathRaw: escapeForLog(notes.pathRaw) }),
+    ...(notes.pathResolved !== undefined && { pathResolved: notes.pathResolved }),
+    ...(notes.target !== undefined && { target: escapeForLog(notes.target).slice(0, 2000) }),
+    ...(notes.shaBefore !== undefined && { shaBefore: notes.shaBefore }),
+    ...(notes.shaAfter !== undefined && { shaAfter: notes.shaAfter }),
+    ...(notes.backupId !== undefined && { backupId: notes.backupId }),
+    ...(notes.bytesOut !== undefined && { bytesOut: notes.bytesOut }),
+    ...(notes.truncated !== undefined && { truncated: notes.truncated }),
+    ...(notes.summary !== undefined && { summary: notes.summary.slice(0, 500) }),
+  };
+}
+
+/**
+ * Moves a call from one of `from` to `to` with extra column values, atomically.
+ * @returns true when this caller made the move; false when the call was not in `from` any more.
+ */
+export async function transition(
+  callId: string,
+  from: CallStatus[],
+  to: CallStatus,
+  data: Record<string, unknown> & { actor: string; eventData?: Record<string, unknown> },
+): Promise<boolean> {
+  const { actor, eventData, ...columns } = data;
+  const { count } = await db().toolCall.updateMany({
+    where: { id: callId, status: { in: from } },
+    data: { ...columns, status: to },
+  });
+  if (count !== 1) return false;
+  await appendEvent({ type: `call.${to}`, callId, actor, data: eventData ?? {} });
+  return true;
+}
+
+/**
+ * Ends a call from one of `from` with its envelope: stores the (redacted) envelope, error name and
+ * code, timings and notes; appends the event and the JSONL line (AGENT_REACH_LOG, seed 002).
+ * @returns true when this caller ended it.
+ */
+export async function finishCall(
+  callId: string,
+  from: CallStatus[],
+  status: (typeof FINAL_STATUSES)[number],
+  envelope: Envelope,
+  options: { actor: string; notes?: AuditNotes; startedAt?: Date; extra?: Record<string, unknown> },
+): Promise<boolean> {
+  const finishedAt = new Date();
+  const error: ErrorBody | null = envelope.ok ? null : envelope.error;
+  const moved = await transition(callId, from, status, {
+    actor: options.actor,
+    eventData: error ? { error: error.name } : {},
+    ...notesToColumns(options.notes ?? {}),
+    ...options.extra,
+    resultJson: storedJson(envelope),
+    errorName: error?.name ?? null,
+    errorCode: error?.code ?? null,
+    execArgsJson: null,
+    finishedAt,
+    ...(options.startedAt && { durationMs: finishedAt.getTime() - options.startedAt.getTime() }),
+  });
+  if (moved) await appendJsonLine(callId);
+  return moved;
+}
+
+/** Appends the finished call as one redacted JSON line to AGENT_REACH_LOG, when configured. */
+async function appendJsonLine(callId: string): Promise<void> {
+  const file = getConfig().logFile;
+  if (!file) return;
+  const row = await db().toolCall.findUnique({ where: { id: callId } });
+  if (!row) return;
+  const line = {
+    ts: (row.finishedAt ?? row.createdAt).toISOString(),
+    call_id: row.id,
+    session_id: row.sessionId,
+    agent_id: row.agentId,
+    door: row.door,
+    tool: row.tool,
+    args: JSON.parse(row.argsJson),
+    path_raw: row.pathRaw,
+    path_resolved: row.pathResolved,
+    decision: row.decision,
+    status: row.status,
+    error: row.errorName,
+    sha256_before: row.shaBefore,
+    sha256_after: row.shaAfter,
+    backup_id: row.backupId,
+    reviewer: row.reviewer,
+    duration_ms: row.durationMs,
+  };
+  await fs.appendFile(file, `${JSON.stringify(line)}\n`, "utf8");
+}

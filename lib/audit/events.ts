@@ -1,0 +1,93 @@
+import { canonicalJson } from "@/lib/canonical-json";
+import { db } from "@/lib/db";
+import { publish, type BusEvent } from "@/lib/events/bus";
+import { sha256Hex } from "@/lib/ids";
+import { withLock } from "@/lib/mutex";
+
+/**
+ * The hash-chained event log. Every state change of a call (and every reviewer action) is one
+ * Event row whose `hash` = sha256(prevHash + "\n" + canonical JSON of {seq, type, callId, actor,
+ * data, createdAt}). Changing, inserting or deleting any row breaks every later link, which
+ * `verifyChain` reports.
+ */
+
+/** Hash that the first event links to. */
+export const GENESIS_HASH = "0".repeat(64);
+
+export interface AppendEventInput {
+  type: string;
+  callId?: string | null;
+  /** Who caused it: "agent:<id>", "reviewer:<login>", "system". */
+  actor: string;
+  data?: Record<string, unknown>;
+}
+
+/** The bytes hashed for one event (exported for verification tools and tests). */
+export function eventHashInput(prevHash: string, e: { seq: number; type: string; callId: string | null; actor: string; dataJson: string; createdAt: Date }): string {
+  return `${prevHash}\n${canonicalJson({ seq: e.seq, type: e.type, callId: e.callId, actor: e.actor, data: JSON.parse(e.dataJson), createdAt: e.createdAt })}`;
+}
+
+/**
+ * Appends one event to the chain and publishes it on the in-process bus.
+ * Appends are serialised (in-process lock + a database transaction), so the chain stays linear.
+ * @returns the stored event.
+ */
+export async function appendEvent(input: AppendEventInput): Promise<BusEvent> {
+  const stored = await withLock("event-chain", () =>
+    db().$transaction(async (tx) => {
+      const last = await tx.event.findFirst({ orderBy: { seq: "desc" }, select: { seq: true, hash: true } });
+      const prevHash = last?.hash ?? GENESIS_HASH;
+      const seq = (last?.seq ?? 0) + 1;
+      const createdAt = new Date();
+      const dataJson = canonicalJson(input.data ?? {});
+      const callId = input.callId ?? null;
+      const hash = sha256Hex(eventHashInput(prevHash, { seq, type: input.type, callId, actor: input.actor, dataJson, createdAt }));
+      return tx.event.create({
+        data: { seq, type: input.type, callId, actor: input.actor, dataJson, createdAt, prevHash, hash },
+      });
+    }),
+  );
+  const event: BusEvent = {
+    seq: stored.seq,
+    type: stored.type,
+    callId: stored.callId,
+    actor: stored.actor,
+    data: JSON.parse(stored.dataJson),
+    createdAt: stored.createdAt.toISOString(),
+  };
+  publish(event);
+  return event;
+}
+
+export interface ChainVerification {
+  ok: boolean;
+  /** Number of events checked. */
+  checked: number;
+  /** First broken link, when any. */
+  broken: { seq: number; reason: "prev_hash_mismatch" | "hash_mismatch" | "seq_gap" } | null;
+}
+
+/**
+ * Recomputes the whole chain in pages of 1,000 rows.
+ * @returns ok, the number checked and the first broken link (seq and why).
+ */
+export async function verifyChain(): Promise<ChainVerification> {
+  let prevHash = GENESIS_HASH;
+  let expectedSeq: number | null = null;
+  let checked = 0;
+  let cursor = 0;
+  for (;;) {
+    const rows = await db().event.findMany({ where: { seq: { gt: cursor } }, orderBy: { seq: "asc" }, take: 1000 });
+    if (rows.length === 0) break;
+    for (const row of rows) {
+      if (expectedSeq !== null && row.seq !== expectedSeq) return { ok: false, checked, broken: { seq: row.seq, reason: "seq_gap" } };
+      if (row.prevHash !== prevHash) return { ok: false, checked, broken: { seq: row.seq, reason: "prev_hash_mismatch" } };
+      if (sha256Hex(eventHashInput(prevHash, row)) !== row.hash) return { ok: false, checked, broken: { seq: row.seq, reason: "hash_mismatch" } };
+      prevHash = row.hash;
+      expectedSeq = row.seq + 1;
+      checked++;
+    }
+    cursor = rows[rows.length - 1].seq;
+  }
+  return { ok: true, checked, broken: null };
+}

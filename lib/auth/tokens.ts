@@ -1,0 +1,152 @@
+import { db } from "@/lib/db";
+import { newId, newSecret, sha256Hex } from "@/lib/ids";
+import { registerSecret } from "@/lib/redact";
+import { hashPassword, verifyPassword } from "@/lib/auth/passwords";
+
+/**
+ * Credentials. Agent tokens (`ar_agent_…`) let an agent call tools; reviewer credentials
+ * (`ar_rev_…` API tokens and browser session cookies) let a person decide approvals. Only
+ * sha256 hashes of tokens are stored; an agent token can never act as a reviewer.
+ */
+
+export interface AgentIdentity {
+  id: string;
+  name: string;
+}
+
+export interface ReviewerIdentity {
+  id: string;
+  login: string;
+  /** How the request authenticated; "session" requests need a CSRF token for mutations. */
+  via: "api_token" | "session";
+  /** CSRF token of the session (only for via = "session"). */
+  csrfToken: string | null;
+}
+
+/** Extracts the token of an `Authorization: Bearer <token>` header (RFC 6750), or null. */
+export function bearerToken(header: string | null | undefined): string | null {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
+  return m ? m[1] : null;
+}
+
+/** Creates an agent and its token. The token is returned once and never stored in clear. */
+export async function createAgentToken(name: string, token = newSecret("ar_agent")): Promise<{ agent: AgentIdentity; token: string }> {
+  const agent = await db().agent.create({
+    data: { id: newId("agt"), name, tokenHash: sha256Hex(token), tokenPrefix: token.slice(0, 14) },
+  });
+  registerSecret(token);
+  return { agent: { id: agent.id, name: agent.name }, token };
+}
+
+/**
+ * Makes sure an agent token exists. With `presetToken` (AGENT_REACH_AGENT_TOKEN), that token is
+ * registered if new. Otherwise, when no usable agent exists, one is created.
+ * @returns the new token when one was created (to print once), else null.
+ */
+export async function ensureAgentToken(presetToken: string | undefined): Promise<string | null> {
+  if (presetToken) {
+    registerSecret(presetToken);
+    const existing = await db().agent.findUnique({ where: { tokenHash: sha256Hex(presetToken) } });
+    if (!existing) await createAgentToken("default agent (preset)", presetToken);
+    return null;
+  }
+  const count = await db().agent.count({ where: { revokedAt: null } });
+  if (count > 0) return null;
+  const { token } = await createAgentToken("default agent");
+  return token;
+}
+
+/** The agent owning `token`, or null when unknown or revoked. */
+export async function authenticateAgent(token: string | null): Promise<AgentIdentity | null> {
+  if (!token || !token.startsWith("ar_agent_")) return null;
+  const agent = await db().agent.findUnique({ where: { tokenHash: sha256Hex(token) } });
+  if (!agent || agent.revokedAt) return null;
+  return { id: agent.id, name: agent.name };
+}
+
+/** Revokes an agent token; later calls with it are unauthorized. */
+export async function revokeAgent(agentId: string): Promise<void> {
+  await db().agent.update({ where: { id: agentId }, data: { revokedAt: new Date() } });
+}
+
+const DEFAULT_LOGIN = "admin";
+
+/**
+ * Makes sure a reviewer can sign in. AGENT_REACH_REVIEWER_PASSWORD sets (or resets) the password
+ * of the `admin` reviewer; AGENT_REACH_REVIEWER_TOKEN registers a reviewer API token. On first
+ * start without a preset password a random one is created.
+ * @returns the generated password when one was created (to print once), else null.
+ */
+export async function ensureReviewer(presetPassword: string | undefined, presetToken: string | undefined): Promise<string | null> {
+  let generated: string | null = null;
+  let reviewer = await db().reviewer.findUnique({ where: { login: DEFAULT_LOGIN } });
+  if (presetPassword) {
+    const passwordHash = await hashPassword(presetPassword);
+    reviewer = reviewer
+      ? await db().reviewer.update({ where: { id: reviewer.id }, data: { passwordHash } })
+      : await db().reviewer.create({ data: { id: newId("rev"), login: DEFAULT_LOGIN, passwordHash } });
+  } else if (!reviewer) {
+    generated = newSecret("pw").slice(3, 23);
+    reviewer = await db().reviewer.create({ data: { id: newId("rev"), login: DEFAULT_LOGIN, passwordHash: await hashPassword(generated) } });
+  }
+  if (presetToken) {
+    registerSecret(presetToken);
+    const secretHash = sha256Hex(presetToken);
+    const existing = await db().reviewerCredential.findUnique({ where: { secretHash } });
+    if (!existing) {
+      await db().reviewerCredential.create({
+        data: { id: newId("rcr"), reviewerId: reviewer.id, kind: "api_token", secretHash, name: "preset" },
+      });
+    }
+  }
+  return generated;
+}
+
+/** Creates a reviewer API token (`ar_rev_…`), returned once. */
+export async function createReviewerToken(reviewerId: string, name: string): Promise<string> {
+  const token = newSecret("ar_rev");
+  await db().reviewerCredential.create({
+    data: { id: newId("rcr"), reviewerId, kind: "api_token", secretHash: sha256Hex(token), name },
+  });
+  registerSecret(token);
+  return token;
+}
+
+export const SESSION_COOKIE = "ar_session";
+const SESSION_TTL_MS = 12 * 3600 * 1000;
+
+/**
+ * Signs a reviewer in with login and password.
+ * @returns a new session secret (for the cookie) and its CSRF token, or null on bad credentials.
+ */
+export async function signIn(login: string, password: string): Promise<{ session: string; csrfToken: string; expiresAt: Date } | null> {
+  const reviewer = await db().reviewer.findUnique({ where: { login } });
+  if (!reviewer || !(await verifyPassword(password, reviewer.passwordHash))) return null;
+  const session = newSecret("ar_ses");
+  const csrfToken = newSecret("csrf");
+  const expiresAt = new Date(Date.now() + SESSION_TTL_MS);
+  await db().reviewerCredential.create({
+    data: { id: newId("rcr"), reviewerId: reviewer.id, kind: "session", secretHash: sha256Hex(session), csrfToken, expiresAt },
+  });
+  return { session, csrfToken, expiresAt };
+}
+
+/** Ends a browser session. */
+export async function signOut(session: string): Promise<void> {
+  await db().reviewerCredential.updateMany({ where: { secretHash: sha256Hex(session) }, data: { revokedAt: new Date() } });
+}
+
+/**
+ * Resolves a reviewer from a bearer API token or a session cookie value.
+ * @returns the reviewer, or null when neither is valid (unknown, revoked or expired).
+ */
+export async function authenticateReviewer(bearer: string | null, sessionCookie: string | null): Promise<ReviewerIdentity | null> {
+  const secret = bearer ?? sessionCookie;
+  if (!secret) return null;
+  const kind = bearer ? "api_token" : "session";
+  const cred = await db().reviewerCredential.findUnique({ where: { secretHash: sha256Hex(secret) } });
+  if (!cred || cred.kind !== kind || cred.revokedAt || (cred.expiresAt && cred.expiresAt < new Date())) return null;
+  const reviewer = await db().reviewer.findUnique({ where: { id: cred.reviewerId } });
+  if (!reviewer) return null;
+  return { id: reviewer.id, login: reviewer.login, via: kind, csrfToken: cred.csrfToken };
+}

@@ -1,0 +1,93 @@
+import os from "node:os";
+import path from "node:path";
+import { z } from "zod";
+
+/**
+ * Runtime configuration, read once from the environment and validated with zod.
+ * Every size is in bytes or characters as named; every duration is in milliseconds.
+ */
+const EnvSchema = z.object({
+  AGENT_REACH_WORKSPACE: z.string().min(1).default("./workspace"),
+  AGENT_REACH_ALLOW_UNSAFE_ROOT: z.enum(["0", "1", "true", "false"]).default("0"),
+  AGENT_REACH_DATA_DIR: z.string().min(1).default("./data"),
+  DATABASE_URL: z.string().min(1).optional(),
+  HOST: z.string().min(1).default("127.0.0.1"),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  AGENT_REACH_HOST_ID: z.string().min(1).optional(),
+  AGENT_REACH_LOG: z.string().min(1).optional(),
+  AGENT_REACH_PUBLIC_URL: z.string().url().optional(),
+  AGENT_REACH_READ_MAX_CHARS: z.coerce.number().int().min(200).max(1_000_000).default(12_000),
+  AGENT_REACH_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(16 * 1024 * 1024),
+  AGENT_REACH_APPROVAL_WAIT_DEFAULT_S: z.coerce.number().min(0).max(3600).default(30),
+  AGENT_REACH_APPROVAL_WAIT_MAX_S: z.coerce.number().min(0).max(3600).default(120),
+  AGENT_REACH_APPROVAL_EXPIRY_S: z.coerce.number().min(1).default(24 * 3600),
+});
+
+export interface Config {
+  /** Workspace root as configured (absolute, not yet realpath'd). */
+  workspaceRoot: string;
+  /** When true, `/` or the home directory may be a workspace root. */
+  allowUnsafeRoot: boolean;
+  /** Directory holding the SQLite file and other state. */
+  dataDir: string;
+  /** `file:…` (SQLite) or `postgres://…`. */
+  databaseUrl: string;
+  host: string;
+  port: number;
+  /** Identifies this gateway instance; workspaces are owned by one host id. */
+  hostId: string;
+  /** When set, every call is also appended to this file as one redacted JSON line (seed 002). */
+  logFile: string | null;
+  /** Base URL used in links (status URLs, webhooks). */
+  publicUrl: string;
+  /** Default per-call character cap of read_file (characters, i.e. UTF-16 code units). */
+  readMaxChars: number;
+  /** Largest accepted request body (bytes). */
+  maxBodyBytes: number;
+  /** Default wait for a decision when a call asks (ms), used when the agent sends no `Prefer: wait`. */
+  approvalWaitDefaultMs: number;
+  /** Upper bound on any wait for a decision (ms). */
+  approvalWaitMaxMs: number;
+  /** A pending call not decided within this time expires (ms). */
+  approvalExpiryMs: number;
+}
+
+/**
+ * Parses configuration from `env` (default `process.env`). Throws a readable Error for invalid
+ * values (a startup error, not a tool error).
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new Error(`Invalid configuration: ${issues}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.AGENT_REACH_DATA_DIR);
+  const host = e.HOST;
+  const port = e.PORT;
+  return {
+    workspaceRoot: path.resolve(e.AGENT_REACH_WORKSPACE),
+    allowUnsafeRoot: e.AGENT_REACH_ALLOW_UNSAFE_ROOT === "1" || e.AGENT_REACH_ALLOW_UNSAFE_ROOT === "true",
+    dataDir,
+    databaseUrl: e.DATABASE_URL ?? `file:${path.join(dataDir, "agent-reach.db")}`,
+    host,
+    port,
+    hostId: e.AGENT_REACH_HOST_ID ?? os.hostname(),
+    logFile: e.AGENT_REACH_LOG ? path.resolve(e.AGENT_REACH_LOG) : null,
+    publicUrl: e.AGENT_REACH_PUBLIC_URL ?? `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    readMaxChars: e.AGENT_REACH_READ_MAX_CHARS,
+    maxBodyBytes: e.AGENT_REACH_MAX_BODY_BYTES,
+    approvalWaitDefaultMs: e.AGENT_REACH_APPROVAL_WAIT_DEFAULT_S * 1000,
+    approvalWaitMaxMs: e.AGENT_REACH_APPROVAL_WAIT_MAX_S * 1000,
+    approvalExpiryMs: e.AGENT_REACH_APPROVAL_EXPIRY_S * 1000,
+  };
+}
+
+let cached: Config | null = null;
+
+/** The process-wide configuration (parsed on first use). */
+export function getConfig(): Config {
+  cached ??= loadConfig();
+  return cached;
+}

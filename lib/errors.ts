@@ -1,0 +1,149 @@
+/**
+ * The closed list of error names Agent Reach returns, each mapped once to its numeric code
+ * (code classes from seed 002: 1xx arguments, 2xx file system / workspace, 3xx network,
+ * 4xx data format, 5xx internal, 6xx supervision), its HTTP status, whether retrying the
+ * same call can help, and the CLI exit status (a process exit code cannot hold 599).
+ *
+ * Errors travel as values (`ErrorBody` inside the envelope). Inside lib/, code that is deep in
+ * a call stack may `throw new ToolError(name, …)`; the gateway catches it at one boundary and
+ * turns it into the value. Anything else thrown is a bug and becomes `internal` without a
+ * stack trace.
+ */
+
+interface ErrorSpec {
+  /** Numeric code, seed 002 classes. */
+  code: number;
+  /** HTTP status of the plain HTTP door. */
+  status: number;
+  /** True when the same call may succeed later without changing its arguments. */
+  retryable: boolean;
+}
+
+export const ERROR_TABLE = {
+  // 1xx: bad arguments
+  invalid_arguments: { code: 101, status: 400, retryable: false },
+  unknown_tool: { code: 102, status: 404, retryable: false },
+  path_invalid: { code: 103, status: 400, retryable: false },
+  offset_out_of_range: { code: 104, status: 400, retryable: false },
+  edit_no_match: { code: 105, status: 422, retryable: false },
+  edit_ambiguous: { code: 106, status: 422, retryable: false },
+  edit_noop: { code: 107, status: 422, retryable: false },
+  edit_empty_old_string: { code: 108, status: 422, retryable: false },
+  payload_too_large: { code: 109, status: 413, retryable: false },
+  // 2xx: file system and workspace
+  path_outside_workspace: { code: 201, status: 403, retryable: false },
+  not_found: { code: 202, status: 404, retryable: false },
+  is_directory: { code: 203, status: 400, retryable: false },
+  stale_content: { code: 204, status: 409, retryable: false },
+  write_failed: { code: 205, status: 500, retryable: true },
+  command_failed_to_start: { code: 206, status: 500, retryable: true },
+  // 3xx: network
+  ssrf_blocked: { code: 301, status: 403, retryable: false },
+  fetch_failed: { code: 302, status: 502, retryable: true },
+  fetch_timeout: { code: 303, status: 502, retryable: true },
+  // 4xx: data format
+  binary_file: { code: 401, status: 415, retryable: false },
+  encoding_unsupported: { code: 402, status: 415, retryable: false },
+  transform_failed: { code: 403, status: 422, retryable: false },
+  // 5xx: internal
+  internal: { code: 500, status: 500, retryable: true },
+  // 6xx: supervision
+  approval_pending: { code: 601, status: 202, retryable: true },
+  approval_rejected: { code: 602, status: 403, retryable: false },
+  approval_expired: { code: 603, status: 403, retryable: false },
+  policy_denied: { code: 604, status: 403, retryable: false },
+  conflict: { code: 605, status: 409, retryable: false },
+  unauthorized: { code: 606, status: 401, retryable: false },
+  forbidden: { code: 607, status: 403, retryable: false },
+} as const satisfies Record<string, ErrorSpec>;
+
+/** One of the closed list of error names. */
+export type ErrorName = keyof typeof ERROR_TABLE;
+
+/** The `error` member of a failure envelope (DESIGN.md "Contract"). */
+export interface ErrorBody {
+  code: number;
+  name: ErrorName;
+  message: string;
+  detail: Record<string, unknown>;
+  retryable: boolean;
+  /** Milliseconds after which a retry makes sense, or null. */
+  retry_after_ms: number | null;
+}
+
+/**
+ * A typed failure raised inside lib/ and turned into an `ErrorBody` by the gateway.
+ * `detail` must be JSON-serialisable and must not hold secrets or stack traces.
+ */
+export class ToolError extends Error {
+  readonly errorName: ErrorName;
+  readonly detail: Record<string, unknown>;
+  readonly retryAfterMs: number | null;
+
+  constructor(
+    name: ErrorName,
+    message: string,
+    detail: Record<string, unknown> = {},
+    options: { retryAfterMs?: number; cause?: unknown } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = "ToolError";
+    this.errorName = name;
+    this.detail = detail;
+    this.retryAfterMs = options.retryAfterMs ?? null;
+  }
+
+  /** The wire form of this error. */
+  toBody(): ErrorBody {
+    return errorBody(this.errorName, this.message, this.detail, this.retryAfterMs);
+  }
+}
+
+/** Builds an `ErrorBody` for `name` from the table. */
+export function errorBody(
+  name: ErrorName,
+  message: string,
+  detail: Record<string, unknown> = {},
+  retryAfterMs: number | null = null,
+): ErrorBody {
+  const spec = ERROR_TABLE[name];
+  return { code: spec.code, name, message, detail, retryable: spec.retryable, retry_after_ms: retryAfterMs };
+}
+
+/**
+ * Converts anything thrown into an `ErrorBody`. A `ToolError` keeps its name and detail;
+ * Node file-system errors that escaped a tool map to their closest name; everything else is
+ * `internal` with a generic message (the real error is for the server log only).
+ */
+export function toErrorBody(err: unknown): ErrorBody {
+  if (err instanceof ToolError) return err.toBody();
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  switch (code) {
+    case "ENOENT":
+      return errorBody("not_found", "No such file or directory.");
+    case "EISDIR":
+      return errorBody("is_directory", "The path is a directory.");
+    case "ENOSPC":
+      return errorBody("write_failed", "No space left on the device.", { reason: "enospc" });
+    case "EACCES":
+    case "EPERM":
+    case "EROFS":
+      return errorBody("write_failed", "The file system refused the operation.", { reason: code.toLowerCase() });
+    default:
+      return errorBody("internal", "Internal error; the call was recorded and can be inspected by a reviewer.");
+  }
+}
+
+/** HTTP status for an error name. */
+export function httpStatusOf(name: ErrorName): number {
+  return ERROR_TABLE[name].status;
+}
+
+/**
+ * CLI exit status for an error name (DESIGN.md): 0 ok, 2 arguments (1xx), 3 file system (2xx),
+ * 4 network (3xx), 5 data format (4xx), 6 supervision (6xx), 1 internal (5xx).
+ */
+export function exitStatusOf(name: ErrorName): number {
+  const cls = Math.floor(ERROR_TABLE[name].code / 100);
+  return ({ 1: 2, 2: 3, 3: 4, 4: 5, 5: 1, 6: 6 } as Record<number, number>)[cls] ?? 1;
+}

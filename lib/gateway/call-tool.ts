@@ -1,0 +1,243 @@
+import { z } from "zod";
+import { getConfig } from "@/lib/config";
+import { errorBody, toErrorBody, ToolError, type ErrorBody } from "@/lib/errors";
+import { newId } from "@/lib/ids";
+import { failure, type Envelope } from "@/lib/result";
+import { finishCall, recordReceived, transition } from "@/lib/audit/calls";
+import { decide } from "@/lib/policy/decide";
+import { buildChildEnv } from "@/lib/exec/child-env";
+import type { PolicyInput, PolicyVerdict } from "@/lib/policy/types";
+import { getTool } from "@/lib/tools/registry";
+import type { AuditNotes, ToolDefinition, ToolPreview, Workspace } from "@/lib/tools/define-tool";
+import { resolveInWorkspace, type FencedPath } from "@/lib/workspace/fence";
+import { executeCall } from "@/lib/gateway/execute";
+import { loadRules } from "@/lib/gateway/rules";
+import { resolveSession } from "@/lib/gateway/sessions";
+import { currentWorkspace } from "@/lib/gateway/workspace";
+import { notifyPending, waitForOutcome } from "@/lib/approvals/queue";
+
+/**
+ * The one pipeline every door calls (DESIGN.md "One core, three doors"):
+ * 1. record the call (before anything else: every call has an audit row, even a bad one);
+ * 2. parse the arguments with the tool's zod schema;
+ * 3. fence every path argument (and a command's cwd) to the workspace root;
+ * 4. ask the policy: allow | ask | deny;
+ * 5. ask → queue for a reviewer and wait (bounded) for the outcome;
+ * 6. run the tool; 7. store the outcome (and publish it).
+ */
+
+/** Who is calling and through which door. */
+export interface Caller {
+  door: "http" | "mcp" | "cli" | "hook";
+  agent: { id: string; name: string } | null;
+  /** The agent's own session key (X-Agent-Session, MCP session id), or null. */
+  sessionKey: string | null;
+}
+
+export interface CallOptions {
+  /**
+   * How long to wait for a reviewer when the policy asks (ms). 0 answers `approval_pending` at
+   * once. Bounded by AGENT_REACH_APPROVAL_WAIT_MAX_S.
+   */
+  waitMs: number;
+  /** Aborts waiting (not a call that already runs to completion). */
+  signal?: AbortSignal;
+  /** Called once when the call is queued for approval (MCP progress notifications). */
+  onPending?: (callId: string) => void;
+}
+
+/**
+ * Runs one tool call through the whole pipeline.
+ * @param caller the authenticated agent and door.
+ * @param toolName wire name, e.g. "read_file".
+ * @param rawArgs the arguments as received (any JSON value; validated here).
+ * @returns the envelope; `approval_pending` (601) when a reviewer has not decided within `waitMs`.
+ *   Never throws for anything an agent can send.
+ */
+export async function callTool(caller: Caller, toolName: string, rawArgs: unknown, options: CallOptions): Promise<Envelope> {
+  const config = getConfig();
+  const workspace = await currentWorkspace();
+  const sessionId = await resolveSession({
+    workspaceId: workspace.id,
+    agentId: caller.agent?.id ?? null,
+    door: caller.door,
+    sessionKey: caller.sessionKey,
+  });
+  const callId = newId("call");
+  const actor = caller.agent ? `agent:${caller.agent.id}` : "agent:anonymous";
+  await recordReceived({
+    id: callId,
+    sessionId,
+    workspaceId: workspace.id,
+    agentId: caller.agent?.id ?? null,
+    door: caller.door,
+    tool: toolName,
+    args: rawArgs,
+    hostId: config.hostId,
+    actor,
+  });
+  const reject = async (error: ErrorBody, notes: AuditNotes = {}, status: "rejected" | "denied" = "rejected", extra = {}) => {
+    const envelope = failure(callId, error);
+    await finishCall(callId, ["received"], status, envelope, { actor: "system", notes, extra });
+    return envelope;
+  };
+
+  const tool = getTool(toolName);
+  if (!tool) return reject(errorBody("unknown_tool", `No tool named "${toolName}". GET /api/tools lists the tools.`, { tool: toolName }));
+
+  const parsed = tool.input.safeParse(rawArgs);
+  if (!parsed.success) return reject(invalidArguments(parsed.error));
+  const args = parsed.data;
+
+  const subject = tool.subject(args);
+  const fenced = await fenceSubject(workspace, subject.paths ?? [], subject.command?.cwd);
+  if ("error" in fenced) return reject(fenced.error, fenced.notes);
+
+  const notes: AuditNotes = {
+    ...(subject.paths?.[0] !== undefined && { pathRaw: subject.paths[0], pathResolved: fenced.paths[0].absolute }),
+    target: subject.command?.command ?? subject.url ?? fenced.paths[0]?.relative,
+  };
+  const verdict = await decidePolicy(tool, workspace, fenced, subject.command?.command, subject.url);
+  const decisionColumns = { decision: verdict.decision, decisionJson: JSON.stringify(verdict) };
+
+  if (verdict.decision === "deny") {
+    return reject(
+      errorBody("policy_denied", `Policy denied this call: ${verdict.reasons.join("; ") || "a deny rule matched"}.`, {
+        reasons: verdict.reasons,
+        rule: verdict.rule,
+        parts: verdict.parts,
+      }),
+      notes,
+      "denied",
+      decisionColumns,
+    );
+  }
+
+  if (verdict.decision === "ask") {
+    let preview: ToolPreview = {};
+    if (tool.preview) {
+      try {
+        preview = await tool.preview(args, previewContext(callId, workspace));
+      } catch (err) {
+        // The call itself would fail the same way: answer now, nothing to approve.
+        return reject(toErrorBody(err), notes);
+      }
+    }
+    const queued = await transition(callId, ["received"], "pending", {
+      actor: "system",
+      eventData: { tool: tool.name, reasons: verdict.reasons },
+      ...decisionColumns,
+      pathRaw: notes.pathRaw,
+      pathResolved: notes.pathResolved,
+      target: notes.target?.slice(0, 2000),
+      pendingJson: JSON.stringify({ preview, verdict }),
+      execArgsJson: JSON.stringify(args),
+      expiresAt: new Date(Date.now() + config.approvalExpiryMs),
+    });
+    if (!queued) throw new Error(`call ${callId} left "received" unexpectedly`);
+    options.onPending?.(callId);
+    void notifyPending(callId);
+    const waitMs = Math.max(0, Math.min(options.waitMs, config.approvalWaitMaxMs));
+    return (await waitForOutcome(callId, waitMs, options.signal)) ?? pendingEnvelope(callId, verdict);
+  }
+
+  const moved = await transition(callId, ["received"], "running", {
+    actor: "system",
+    ...decisionColumns,
+    startedAt: new Date(),
+  });
+  if (!moved) throw new Error(`call ${callId} left "received" unexpectedly`);
+  return executeCall({ callId, tool, args, workspace, notes, actor: "system" });
+}
+
+/** The 601 envelope: the call waits for a reviewer; poll `status_url` or call get_call. */
+export function pendingEnvelope(callId: string, verdict?: PolicyVerdict): Envelope {
+  const config = getConfig();
+  return failure(
+    callId,
+    errorBody(
+      "approval_pending",
+      "This call waits for a reviewer's approval. Poll status_url (GET, ?wait=N seconds) or call get_call with this call_id.",
+      {
+        call_id: callId,
+        status_url: `${config.publicUrl}/api/calls/${callId}`,
+        reasons: verdict?.reasons ?? [],
+      },
+      1000,
+    ),
+  );
+}
+
+function invalidArguments(error: z.ZodError): ErrorBody {
+  const issues = error.issues.slice(0, 20).map((i) => ({ path: i.path.join("."), message: i.message, code: i.code }));
+  const first = issues[0];
+  return errorBody(
+    "invalid_arguments",
+    first ? `Invalid arguments: ${first.path ? `${first.path}: ` : ""}${first.message}` : "Invalid arguments.",
+    { issues },
+  );
+}
+
+type FenceResult = { paths: FencedPath[]; cwd: FencedPath | null } | { error: ErrorBody; notes: AuditNotes };
+
+/** Fences every path argument and the cwd; the first refusal ends the call. */
+async function fenceSubject(workspace: Workspace, paths: string[], cwd: string | undefined): Promise<FenceResult> {
+  const out: FencedPath[] = [];
+  for (const raw of [...paths, ...(cwd !== undefined ? [cwd] : [])]) {
+    try {
+      out.push(await resolveInWorkspace(workspace, raw));
+    } catch (err) {
+      const body = toErrorBody(err);
+      if (!(err instanceof ToolError)) return { error: body, notes: { pathRaw: raw } };
+      const resolved = typeof err.detail.path_resolved === "string" ? err.detail.path_resolved : undefined;
+      return { error: body, notes: { pathRaw: raw, ...(resolved && { pathResolved: resolved }) } };
+    }
+  }
+  if (cwd !== undefined) {
+    const cwdPath = out.pop()!;
+    if (cwdPath.kind !== "directory") {
+      return {
+        error: errorBody(cwdPath.exists ? "invalid_arguments" : "not_found", `cwd is not a directory: ${cwd}`, { cwd }),
+        notes: { pathRaw: cwd, pathResolved: cwdPath.absolute },
+      };
+    }
+    return { paths: out, cwd: cwdPath };
+  }
+  return { paths: out, cwd: null };
+}
+
+async function decidePolicy(
+  tool: ToolDefinition,
+  workspace: Workspace,
+  fenced: { paths: FencedPath[]; cwd: FencedPath | null },
+  command: string | undefined,
+  url: string | undefined,
+): Promise<PolicyVerdict> {
+  const input: PolicyInput = {
+    tool: tool.name,
+    risk: tool.risk,
+    paths: fenced.paths.map((p) => p.relative),
+    ...(command !== undefined && {
+      command: {
+        command,
+        cwd: fenced.cwd?.absolute ?? workspace.root,
+        workspaceRoot: workspace.root,
+        env: buildChildEnv(workspace.root),
+      },
+    }),
+    ...(url !== undefined && { url }),
+  };
+  return decide(input, await loadRules());
+}
+
+/** A context for `preview`: no backups may be made and nothing is noted. */
+function previewContext(callId: string, workspace: Workspace) {
+  const noBackups = {
+    save: async () => {
+      throw new Error("preview must not make backups");
+    },
+    get: async () => null,
+    list: async () => ({ items: [], total: 0 }),
+  };
+  return { callId, workspace, config: getConfig(), signal: new AbortController().signal, note: () => {}, backups: noBackups };
+}

@@ -1,0 +1,62 @@
+import { getConfig } from "@/lib/config";
+import { toErrorBody, ToolError } from "@/lib/errors";
+import { failure, success, type Envelope } from "@/lib/result";
+import { finishCall } from "@/lib/audit/calls";
+import { backupStoreFor } from "@/lib/backups/store";
+import type { AuditNotes, ToolContext, ToolDefinition, Workspace } from "@/lib/tools/define-tool";
+
+/** Aborted when the server shuts down, so long-running tools stop (commands are killed). */
+const globalForShutdown = globalThis as unknown as { agentReachShutdown?: AbortController };
+export function shutdownSignal(): AbortSignal {
+  globalForShutdown.agentReachShutdown ??= new AbortController();
+  return globalForShutdown.agentReachShutdown.signal;
+}
+
+/**
+ * Runs a call that is already in status "running" and stores its outcome.
+ * Used for allowed calls and for approved ones (`queuedTargetSha256` then carries the target's
+ * hash at queue time, so a write refuses with `conflict` when the file changed since).
+ * @returns the envelope the agent receives. Never throws for a tool failure: `ToolError` becomes
+ *   its error body, anything else `internal` (logged to the server console, not returned).
+ */
+export async function executeCall(input: {
+  callId: string;
+  tool: ToolDefinition;
+  args: unknown;
+  workspace: Workspace;
+  notes: AuditNotes;
+  actor: string;
+  queuedTargetSha256?: string | null;
+}): Promise<Envelope> {
+  const { callId, tool, workspace } = input;
+  const notes: AuditNotes = { ...input.notes };
+  const startedAt = new Date();
+  const ctx: ToolContext = {
+    callId,
+    workspace,
+    config: getConfig(),
+    signal: shutdownSignal(),
+    note: (n) => Object.assign(notes, n),
+    backups: backupStoreFor(workspace.id, callId),
+    ...(input.queuedTargetSha256 !== undefined && { queuedTargetSha256: input.queuedTargetSha256 }),
+  };
+  let envelope: Envelope;
+  let status: "succeeded" | "failed" | "conflict";
+  try {
+    const data = await tool.run(input.args, ctx);
+    envelope = success(callId, data);
+    status = "succeeded";
+  } catch (err) {
+    if (!(err instanceof ToolError)) console.error(`[agent-reach] ${tool.name} ${callId} failed:`, err);
+    const body = toErrorBody(err);
+    envelope = failure(callId, body);
+    status = body.name === "conflict" ? "conflict" : "failed";
+  }
+  const bytesOut = Buffer.byteLength(JSON.stringify(envelope));
+  await finishCall(callId, ["running"], status, envelope, {
+    actor: input.actor,
+    notes: { ...notes, bytesOut: notes.bytesOut ?? bytesOut },
+    startedAt,
+  });
+  return envelope;
+}

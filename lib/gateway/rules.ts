@@ -1,0 +1,61 @@
+import { db } from "@/lib/db";
+import { DEFAULT_RULES } from "@/lib/policy/default-rules";
+import type { Decision, PolicyRuleData } from "@/lib/policy/types";
+
+/**
+ * Policy rules as stored in the PolicyRule table: loaded for every call (cached briefly, and
+ * dropped on every change made through this module) and seeded from lib/policy/default-rules.ts.
+ */
+const CACHE_MS = 1000;
+const globalForRules = globalThis as unknown as { agentReachRules?: { at: number; rules: PolicyRuleData[] } };
+
+/** All rules ordered by priority (then id), enabled and disabled. */
+export async function loadRules(): Promise<PolicyRuleData[]> {
+  const cached = globalForRules.agentReachRules;
+  if (cached && Date.now() - cached.at < CACHE_MS) return cached.rules;
+  const rows = await db().policyRule.findMany({ orderBy: [{ priority: "asc" }, { id: "asc" }] });
+  const rules = rows.map((r) => ({
+    id: r.id,
+    priority: r.priority,
+    tool: r.tool,
+    pathGlob: r.pathGlob,
+    command: r.command,
+    decision: r.decision as Decision,
+    note: r.note,
+    enabled: r.enabled,
+  }));
+  globalForRules.agentReachRules = { at: Date.now(), rules };
+  return rules;
+}
+
+/** Forgets the cached rules (call after any change). */
+export function invalidateRules(): void {
+  globalForRules.agentReachRules = undefined;
+}
+
+/**
+ * Inserts every default rule that is not in the table yet (by id). Rules the operator changed or
+ * disabled are left as they are.
+ * @returns the number of rules inserted.
+ */
+export async function seedDefaultRules(): Promise<number> {
+  const existing = new Set((await db().policyRule.findMany({ select: { id: true } })).map((r) => r.id));
+  const missing = DEFAULT_RULES.filter((r) => !existing.has(r.id));
+  for (const rule of missing) {
+    await db().policyRule.create({
+      data: {
+        id: rule.id,
+        priority: rule.priority,
+        tool: rule.tool,
+        pathGlob: rule.pathGlob,
+        command: rule.command,
+        decision: rule.decision,
+        note: rule.note,
+        enabled: rule.enabled,
+        source: "default",
+      },
+    });
+  }
+  invalidateRules();
+  return missing.length;
+}

@@ -1,0 +1,48 @@
+import { authenticateAgent, authenticateReviewer, bearerToken, SESSION_COOKIE, type AgentIdentity, type ReviewerIdentity } from "@/lib/auth/tokens";
+import { errorResponse } from "@/lib/http/respond";
+
+/** Reads one cookie from a request's Cookie header (RFC 6265), or null. */
+export function readCookie(req: Request, name: string): string | null {
+  for (const part of (req.headers.get("cookie") ?? "").split(";")) {
+    const [k, ...v] = part.trim().split("=");
+    if (k === name) return decodeURIComponent(v.join("="));
+  }
+  return null;
+}
+
+export type AuthResult<T> = { ok: true; identity: T } | { ok: false; response: Response };
+
+/**
+ * Authenticates an agent by `Authorization: Bearer ar_agent_…` (RFC 6750).
+ * @returns the agent, or a 401 `unauthorized` response. A reviewer token is not an agent token.
+ */
+export async function requireAgent(req: Request): Promise<AuthResult<AgentIdentity>> {
+  const agent = await authenticateAgent(bearerToken(req.headers.get("authorization")));
+  if (agent) return { ok: true, identity: agent };
+  return { ok: false, response: errorResponse("unauthorized", "Missing or invalid agent token. Send Authorization: Bearer <agent token>.") };
+}
+
+/**
+ * Authenticates a reviewer by a reviewer API token (`Authorization: Bearer ar_rev_…`) or the
+ * dashboard's session cookie. For a state-changing request made with the cookie, the
+ * `X-CSRF-Token` header must carry the session's CSRF token (synchronizer token pattern) and an
+ * `Origin` header, when present, must match the request's host.
+ * @returns the reviewer, 401 `unauthorized` (no valid credential; agent tokens never qualify) or
+ *   403 `forbidden` (CSRF check failed).
+ */
+export async function requireReviewer(req: Request, options: { mutation: boolean }): Promise<AuthResult<ReviewerIdentity>> {
+  const bearer = bearerToken(req.headers.get("authorization"));
+  const reviewer = await authenticateReviewer(bearer, bearer ? null : readCookie(req, SESSION_COOKIE));
+  if (!reviewer) {
+    return { ok: false, response: errorResponse("unauthorized", "Reviewer authentication required (reviewer API token or dashboard session).") };
+  }
+  if (options.mutation && reviewer.via === "session") {
+    const origin = req.headers.get("origin");
+    const host = req.headers.get("host");
+    const originOk = !origin || (host !== null && new URL(origin).host === host);
+    if (!originOk || req.headers.get("x-csrf-token") !== reviewer.csrfToken) {
+      return { ok: false, response: errorResponse("forbidden", "CSRF check failed: send the X-CSRF-Token of your session from the same origin.") };
+    }
+  }
+  return { ok: true, identity: reviewer };
+}

@@ -1,0 +1,92 @@
+import { getConfig } from "@/lib/config";
+import { errorBody, httpStatusOf, type ErrorName } from "@/lib/errors";
+import { failure, type Envelope } from "@/lib/result";
+
+/**
+ * Helpers shared by the route handlers of the HTTP door. Route files stay thin: authenticate,
+ * read the body, call one lib function, answer with `envelopeResponse`.
+ */
+
+/** JSON response with `no-store` caching. */
+export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", ...headers },
+  });
+}
+
+/**
+ * Answers an envelope with the HTTP status its error name maps to (lib/errors.ts), 200 on success.
+ * An `approval_pending` envelope gets 202 and a `Location` header pointing at the status URL.
+ */
+export function envelopeResponse(envelope: Envelope, headers: Record<string, string> = {}): Response {
+  if (envelope.ok) return json(envelope, 200, headers);
+  const status = httpStatusOf(envelope.error.name);
+  const extra: Record<string, string> = { ...headers };
+  if (envelope.error.name === "approval_pending" && typeof envelope.error.detail.status_url === "string") {
+    extra.location = envelope.error.detail.status_url;
+    extra["retry-after"] = "1";
+  }
+  if (envelope.error.name === "unauthorized") extra["www-authenticate"] = 'Bearer realm="agent-reach"';
+  return json(envelope, status, extra);
+}
+
+/** An error envelope that belongs to no recorded call (bad token, unreadable body). */
+export function errorResponse(name: ErrorName, message: string, detail: Record<string, unknown> = {}): Response {
+  return envelopeResponse(failure(null, errorBody(name, message, detail)));
+}
+
+export type BodyResult = { ok: true; value: unknown } | { ok: false; response: Response };
+
+/**
+ * Reads a JSON request body of at most AGENT_REACH_MAX_BODY_BYTES bytes, streaming, so a huge
+ * body is refused without being buffered. An empty body reads as `{}`.
+ * @returns the parsed value, or a ready error response (413 payload_too_large, 400 invalid_arguments).
+ */
+export async function readJsonBody(req: Request): Promise<BodyResult> {
+  const limit = getConfig().maxBodyBytes;
+  const declared = Number(req.headers.get("content-length") ?? "NaN");
+  const tooLarge = () => ({
+    ok: false as const,
+    response: errorResponse("payload_too_large", `Request body is larger than ${limit} bytes.`, { limit_bytes: limit }),
+  });
+  if (Number.isFinite(declared) && declared > limit) return tooLarge();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (req.body) {
+    const reader = req.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel();
+        return tooLarge();
+      }
+      chunks.push(value);
+    }
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (text.trim() === "") return { ok: true, value: {} };
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (err) {
+    return {
+      ok: false,
+      response: errorResponse("invalid_arguments", `Request body is not valid JSON: ${(err as Error).message}`),
+    };
+  }
+}
+
+/**
+ * The `wait` preference of a `Prefer` header (RFC 7240 section 4.3), in milliseconds, or null.
+ * `Prefer: wait=10` → 10000. Other preferences are ignored.
+ */
+export function preferWaitMs(header: string | null): number | null {
+  if (!header) return null;
+  for (const part of header.split(",")) {
+    const m = /^\s*wait\s*=\s*"?(\d+(?:\.\d+)?)"?\s*$/i.exec(part.split(";")[0]);
+    if (m) return Math.round(Number(m[1]) * 1000);
+  }
+  return null;
+}

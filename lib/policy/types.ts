@@ -1,0 +1,65 @@
+import type { ToolRisk } from "@/lib/tools/define-tool";
+
+/**
+ * Types shared by the policy engine (lib/policy), the gateway and the dashboard.
+ * Decisions: deny beats ask beats allow (DESIGN.md "Policy").
+ */
+
+export type Decision = "allow" | "ask" | "deny";
+
+/** One ordered rule, as stored in the PolicyRule table. */
+export interface PolicyRuleData {
+  id: string;
+  /** Lower runs first. */
+  priority: number;
+  /** Tool name, or "*" for every tool. */
+  tool: string;
+  /** picomatch glob on the workspace-relative path ("/"-separated, no leading "./"), or null. */
+  pathGlob: string | null;
+  /** Command pattern for run_command ("git log *": words match whole tokens), or null. */
+  command: string | null;
+  decision: Decision;
+  note: string | null;
+  enabled: boolean;
+}
+
+/** What the policy is asked about one call. */
+export interface PolicyInput {
+  tool: string;
+  risk: ToolRisk;
+  /** Fenced, workspace-relative paths the call touches ("" is the root). */
+  paths: string[];
+  /** For run_command: the command string and the fenced absolute cwd. */
+  command?: { command: string; cwd: string; workspaceRoot: string; env: Record<string, string> };
+  /** For fetch_url. */
+  url?: string;
+}
+
+/** The rule that decided (or null when a built-in fallback decided), for display and audit. */
+export interface RuleRef {
+  id: string;
+  note: string | null;
+}
+
+/** One simple command found in a shell command line, with its own decision. */
+export interface CommandPart {
+  /** The simple command's text as written. */
+  text: string;
+  /** argv words after quote removal, when they could be determined statically. */
+  argv: string[] | null;
+  decision: Decision;
+  rule: RuleRef | null;
+  /** Why, in words a reviewer reads ("not on the read-only list", "write_outside_workspace: ~/.bashrc"). */
+  reason: string;
+}
+
+/** The policy's answer. */
+export interface PolicyVerdict {
+  decision: Decision;
+  /** The rule that decided the whole call. */
+  rule: RuleRef | null;
+  /** Short reasons, most important first; also shown to the agent on deny/ask. */
+  reasons: string[];
+  /** For shell commands: every simple command with its own decision. */
+  parts?: CommandPart[];
+}

@@ -1,0 +1,55 @@
+import { z } from "zod";
+import { db } from "@/lib/db";
+import { ToolError } from "@/lib/errors";
+import { isFinal } from "@/lib/audit/calls";
+import { waitForOutcome } from "@/lib/approvals/queue";
+import { defineTool } from "@/lib/tools/define-tool";
+
+const GetCallInput = z
+  .object({
+    call_id: z.string().min(1).max(100).describe("The call_id of an earlier call, e.g. from an approval_pending (601) error."),
+    wait_ms: z
+      .number()
+      .int()
+      .min(0)
+      .max(120_000)
+      .default(0)
+      .describe("How long to wait (milliseconds) for the call to finish before answering; 0 answers at once."),
+  })
+  .strict();
+
+/**
+ * get_call: the status and, once finished, the result envelope of an earlier call. This is how an
+ * agent collects the outcome of a call that waited for approval (DESIGN.md "Waiting for a person").
+ */
+export const getCallTool = defineTool({
+  name: "get_call",
+  title: "Get the outcome of an earlier call",
+  description:
+    "Returns the status of an earlier tool call and, once it has finished, the exact result it produced. " +
+    "Use it after a call answered approval_pending (error code 601): pass its call_id and optionally wait_ms " +
+    "to wait for the reviewer. status is one of pending, running, succeeded, failed, conflict, rejected, expired, denied, interrupted; " +
+    "result is the envelope the original call returns ({ok, call_id, data} or {ok: false, error}).",
+  input: GetCallInput,
+  risk: "read",
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  subject: () => ({}),
+  async run(args, ctx) {
+    const row = await db().toolCall.findFirst({
+      where: { id: args.call_id, workspaceId: ctx.workspace.id },
+      select: { id: true, tool: true, status: true, decision: true, createdAt: true },
+    });
+    if (!row) throw new ToolError("not_found", `No call ${args.call_id} in this workspace.`, { call_id: args.call_id });
+    const result = isFinal(row.status) || args.wait_ms > 0 ? await waitForOutcome(row.id, args.wait_ms, ctx.signal) : null;
+    const now = await db().toolCall.findUnique({ where: { id: row.id }, select: { status: true } });
+    ctx.note({ target: row.id, summary: `${row.tool} → ${now?.status ?? row.status}` });
+    return {
+      call_id: row.id,
+      tool: row.tool,
+      status: now?.status ?? row.status,
+      decision: row.decision,
+      created_at: row.createdAt.toISOString(),
+      result,
+    };
+  },
+});

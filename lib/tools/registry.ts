@@ -1,0 +1,68 @@
+import { z } from "zod";
+import type { ToolDefinition } from "@/lib/tools/define-tool";
+import { editFileTool } from "@/lib/tools/edit-file";
+import { fetchUrlTool } from "@/lib/tools/fetch-url";
+import { getCallTool } from "@/lib/tools/get-call";
+import { listBackupsTool } from "@/lib/tools/list-backups";
+import { listDirectoryTool } from "@/lib/tools/list-directory";
+import { readFileTool } from "@/lib/tools/read-file";
+import { restoreBackupTool } from "@/lib/tools/restore-backup";
+import { runCommandTool } from "@/lib/tools/run-command";
+import { searchFilesTool } from "@/lib/tools/search-files";
+import { transformTool } from "@/lib/tools/transform";
+import { writeFileTool } from "@/lib/tools/write-file";
+
+/**
+ * The one registry of tools. Every door (HTTP, MCP, CLI) and the JSON Schema list read it;
+ * adding a tool here is all it takes to expose it everywhere.
+ */
+export const TOOLS: readonly ToolDefinition[] = [
+  readFileTool,
+  writeFileTool,
+  editFileTool,
+  listDirectoryTool,
+  searchFilesTool,
+  runCommandTool,
+  fetchUrlTool,
+  transformTool,
+  listBackupsTool,
+  restoreBackupTool,
+  getCallTool,
+] as ToolDefinition[];
+
+const BY_NAME = new Map(TOOLS.map((t) => [t.name, t]));
+
+/** The tool named `name`, or undefined. */
+export function getTool(name: string): ToolDefinition | undefined {
+  return BY_NAME.get(name);
+}
+
+/** A tool as listed for function calling (OpenAI `tools[].function`, Anthropic `tools[]`, MCP `tools/list`). */
+export interface ToolListing {
+  name: string;
+  title: string;
+  description: string;
+  /** JSON Schema (draft 2020-12) of the arguments, from the zod schema (`z.toJSONSchema`). */
+  input_schema: Record<string, unknown>;
+  risk: ToolDefinition["risk"];
+  annotations: ToolDefinition["annotations"];
+}
+
+/** JSON Schema of a tool's arguments as the caller sends them (defaults optional). */
+export function inputJsonSchema(tool: ToolDefinition): Record<string, unknown> {
+  const schema = z.toJSONSchema(tool.input, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+  delete schema.$schema;
+  return schema;
+}
+
+/** Every tool with its JSON Schema and description. */
+export function listTools(): ToolListing[] {
+  return TOOLS.map((tool) => ({
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    input_schema: inputJsonSchema(tool),
+    risk: tool.risk,
+    annotations: tool.annotations,
+  }));
+}

@@ -1,0 +1,159 @@
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "@/tests/helpers/server";
+
+/**
+ * The approval queue through the real HTTP door (issue 3 "Must show"): an agent's write waits
+ * for a reviewer; approve, reject, expire, conflict (605), exactly-once under concurrent
+ * approvals, and pending calls surviving a SIGKILL of the server.
+ */
+
+const sha256 = (b: Buffer | string) => crypto.createHash("sha256").update(b).digest("hex");
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  fs.writeFileSync(path.join(server.workspace, "plan.md"), "alpha\nbeta\n");
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+async function queueWrite(file: string, content: string) {
+  const res = await server.call("write_file", { path: file, content }, { prefer: "wait=0" });
+  expect(res.status).toBe(202);
+  expect(res.body.error.name).toBe("approval_pending");
+  return res.body.call_id as string;
+}
+
+describe("approval queue over HTTP", () => {
+  it("an agent's waiting write returns the written result once a reviewer approves", async () => {
+    const agentRequest = server.call("write_file", { path: "plan.md", content: "alpha\nbeta\ngamma\n" }, { prefer: "wait=30" });
+    let pending: { call_id: string; preview: { diff: string } } | undefined;
+    for (let i = 0; i < 100 && !pending; i++) {
+      const list = await server.reviewer("GET", "/api/approvals");
+      pending = list.body.approvals.find((a: { tool: string; args: { path: string } }) => a.tool === "write_file" && a.args.path === "plan.md");
+      if (!pending) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(pending).toBeDefined();
+    expect(pending!.preview.diff).toContain("+gamma");
+    const decision = await server.reviewer("POST", `/api/approvals/${pending!.call_id}/approve`, {});
+    expect(decision.status).toBe(200);
+    const agent = await agentRequest;
+    expect(agent.status).toBe(200);
+    expect(agent.body.ok).toBe(true);
+    expect(agent.body.call_id).toBe(pending!.call_id);
+    expect(agent.body.data.sha256).toBe(sha256("alpha\nbeta\ngamma\n"));
+    expect(agent.headers.get("preference-applied")).toBe("wait=30");
+    expect(fs.readFileSync(path.join(server.workspace, "plan.md"), "utf8")).toBe("alpha\nbeta\ngamma\n");
+  });
+
+  it("a rejection reaches the agent as 602 with the reason, and nothing is written", async () => {
+    const callId = await queueWrite("rejected.txt", "nope\n");
+    const decision = await server.reviewer("POST", `/api/approvals/${callId}/reject`, { reason: "not in scope" });
+    expect(decision.status).toBe(200);
+    const res = await fetch(`${server.url}/api/calls/${callId}?wait=5`, { headers: { authorization: `Bearer ${server.agentToken}` } });
+    const body = await res.json();
+    expect(res.status).toBe(403);
+    expect(body.error.code).toBe(602);
+    expect(body.error.name).toBe("approval_rejected");
+    expect(body.error.detail.reason).toBe("not in scope");
+    expect(body.call.status).toBe("rejected");
+    expect(fs.existsSync(path.join(server.workspace, "rejected.txt"))).toBe(false);
+  });
+
+  it("a reviewer's edited content is what gets written, and the log keeps both", async () => {
+    const callId = await queueWrite("edited.txt", "agent version\n");
+    const decision = await server.reviewer("POST", `/api/approvals/${callId}/approve`, { content: "reviewer version\n" });
+    expect(decision.body.result.ok).toBe(true);
+    expect(fs.readFileSync(path.join(server.workspace, "edited.txt"), "utf8")).toBe("reviewer version\n");
+    const row = new Database(path.join(server.dataDir, "agent-reach.db"), { readonly: true })
+      .prepare("SELECT argsJson, editedArgsJson FROM ToolCall WHERE id = ?")
+      .get(callId) as { argsJson: string; editedArgsJson: string };
+    expect(JSON.parse(row.argsJson).content).toBe("agent version\n");
+    expect(JSON.parse(row.editedArgsJson).content).toBe("reviewer version\n");
+  });
+
+  it("a write whose target changed after it was queued ends in conflict (605) and keeps the third party's bytes", async () => {
+    const file = path.join(server.workspace, "story.md");
+    fs.writeFileSync(file, "The mat was green\n");
+    const callId = await queueWrite("story.md", "The mat was green\nMore.\n");
+    fs.writeFileSync(file, "The mat was purple\n"); // someone else edits meanwhile
+    const decision = await server.reviewer("POST", `/api/approvals/${callId}/approve`, {});
+    expect(decision.body.result.ok).toBe(false);
+    expect(decision.body.result.error.code).toBe(605);
+    expect(decision.body.result.error.name).toBe("conflict");
+    expect(decision.body.status).toBe("conflict");
+    expect(fs.readFileSync(file, "utf8")).toBe("The mat was purple\n");
+  });
+
+  it("50 concurrent approvals run the call exactly once", async () => {
+    const callId = await queueWrite("once.txt", "written once\n");
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => server.reviewer("POST", `/api/approvals/${callId}/approve`, {})),
+    );
+    const ran = results.filter((r) => r.status === 200);
+    const refused = results.filter((r) => r.status === 409);
+    expect(ran).toHaveLength(1);
+    expect(refused).toHaveLength(49);
+    for (const r of refused) expect(r.body.error.detail.reason).toBe("already_decided");
+    const db = new Database(path.join(server.dataDir, "agent-reach.db"), { readonly: true });
+    const runs = db.prepare("SELECT COUNT(*) AS n FROM Event WHERE callId = ? AND type = 'call.running'").get(callId) as { n: number };
+    expect(runs.n).toBe(1);
+    db.close();
+  });
+
+  it("answers a policy deny at once with 604 and an audit row", async () => {
+    const db = new Database(path.join(server.dataDir, "agent-reach.db"));
+    db.prepare(
+      "INSERT INTO PolicyRule (id, priority, tool, pathGlob, command, decision, note, enabled, source, createdAt) VALUES (?, ?, ?, ?, ?, ?, ?, 1, 'operator', ?)",
+    ).run("test:deny-secrets", 1, "*", "secrets/**", null, "deny", "no secrets", new Date().toISOString());
+    db.close();
+    await new Promise((r) => setTimeout(r, 1100)); // the rule cache lives 1 s
+    const res = await server.call("read_file", { path: "secrets/key.txt" });
+    expect(res.status).toBe(403);
+    expect(res.body.error.code).toBe(604);
+    expect(res.body.error.detail.rule.id).toBe("test:deny-secrets");
+    const status = await fetch(`${server.url}/api/calls/${res.body.call_id}`, { headers: { authorization: `Bearer ${server.agentToken}` } });
+    expect((await status.json()).call.status).toBe("denied");
+  });
+
+  it("pending calls survive a SIGKILL of the server and can be approved after restart", async () => {
+    const callId = await queueWrite("after-crash.txt", "survived\n");
+    await server.kill();
+    server = await startTestServer({ workspace: server.workspace, dataDir: server.dataDir });
+    const list = await server.reviewer("GET", "/api/approvals");
+    expect(list.body.approvals.map((a: { call_id: string }) => a.call_id)).toContain(callId);
+    const decision = await server.reviewer("POST", `/api/approvals/${callId}/approve`, {});
+    expect(decision.body.result.ok).toBe(true);
+    expect(fs.readFileSync(path.join(server.workspace, "after-crash.txt"), "utf8")).toBe("survived\n");
+  });
+});
+
+describe("approval expiry", () => {
+  let short: TestServer;
+  beforeAll(async () => {
+    short = await startTestServer({ env: { AGENT_REACH_APPROVAL_EXPIRY_S: "1" } });
+  });
+  afterAll(async () => {
+    await short?.stop();
+  });
+
+  it("a call nobody decides expires with 603 and never runs", async () => {
+    const res = await short.call("write_file", { path: "late.txt", content: "late\n" }, { prefer: "wait=0" });
+    const callId = res.body.call_id;
+    await new Promise((r) => setTimeout(r, 1500));
+    const status = await fetch(`${short.url}/api/calls/${callId}?wait=10`, { headers: { authorization: `Bearer ${short.agentToken}` } });
+    const body = await status.json();
+    expect(body.error.code).toBe(603);
+    expect(body.error.name).toBe("approval_expired");
+    const late = await short.reviewer("POST", `/api/approvals/${callId}/approve`, {});
+    expect(late.status).toBe(409);
+    expect(fs.existsSync(path.join(short.workspace, "late.txt"))).toBe(false);
+  });
+});
