@@ -1,14 +1,31 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * Two projects run by `npm test`:
+ * - "sqlite": every test, on SQLite files (the default store);
+ * - "postgres": the tests that touch the database (audit log, doors), again on a throwaway
+ *   PostgreSQL server started from Debian's packages (tests/helpers/pg-global-setup.ts), so the
+ *   same behaviour is proven on both providers.
+ */
 export default defineConfig({
   resolve: { tsconfigPaths: true },
   test: {
-    include: ["tests/**/*.test.ts"],
     environment: "node",
     testTimeout: 60_000,
     hookTimeout: 240_000,
     reporters: ["default", "./tests/helpers/summary-reporter.ts"],
     pool: "forks",
     maxWorkers: 2,
+    projects: [
+      { extends: true, test: { name: "sqlite", include: ["tests/**/*.test.ts"] } },
+      {
+        extends: true,
+        test: {
+          name: "postgres",
+          include: ["tests/audit/**/*.test.ts", "tests/doors/**/*.test.ts"],
+          globalSetup: ["tests/helpers/pg-global-setup.ts"],
+        },
+      },
+    ],
   },
 });

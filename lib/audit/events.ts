@@ -1,5 +1,5 @@
 import { canonicalJson } from "@/lib/canonical-json";
-import { db } from "@/lib/db";
+import { db, dbProvider } from "@/lib/db";
 import { publish, type BusEvent } from "@/lib/events/bus";
 import { sha256Hex } from "@/lib/ids";
 import { withLock } from "@/lib/mutex";
@@ -10,6 +10,9 @@ import { withLock } from "@/lib/mutex";
  * data, createdAt}). Changing, inserting or deleting any row breaks every later link, which
  * `verifyChain` reports.
  */
+
+/** Advisory lock key of the event chain (PostgreSQL). */
+const EVENT_CHAIN_LOCK = 74_201_132;
 
 /** Hash that the first event links to. */
 export const GENESIS_HASH = "0".repeat(64);
@@ -35,6 +38,9 @@ export function eventHashInput(prevHash: string, e: { seq: number; type: string;
 export async function appendEvent(input: AppendEventInput): Promise<BusEvent> {
   const stored = await withLock("event-chain", () =>
     db().$transaction(async (tx) => {
+      // Across instances on one PostgreSQL database, a transaction-scoped advisory lock makes
+      // the read-last-then-insert step a critical section (SQLite has one writer anyway).
+      if (dbProvider() === "postgresql") await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${EVENT_CHAIN_LOCK})`);
       const last = await tx.event.findFirst({ orderBy: { seq: "desc" }, select: { seq: true, hash: true } });
       const prevHash = last?.hash ?? GENESIS_HASH;
       const seq = (last?.seq ?? 0) + 1;

@@ -1,5 +1,5 @@
 import { getConfig } from "@/lib/config";
-import { migrateSqlite } from "@/lib/db/migrate";
+import { migrate } from "@/lib/db/migrate";
 import { ensureAgentToken, ensureReviewer } from "@/lib/auth/tokens";
 import { seedDefaultRules } from "@/lib/gateway/rules";
 import { currentWorkspace } from "@/lib/gateway/workspace";
@@ -25,7 +25,7 @@ export interface BootstrapResult {
  */
 export async function bootstrap(env: NodeJS.ProcessEnv = process.env): Promise<BootstrapResult> {
   const config = getConfig();
-  const migrations = config.databaseUrl.startsWith("file:") ? migrateSqlite(config.databaseUrl) : [];
+  const migrations = await migrate(config.databaseUrl);
   const workspace = await currentWorkspace();
   const agentToken = await ensureAgentToken(env.AGENT_REACH_AGENT_TOKEN || undefined);
   const reviewerPassword = await ensureReviewer(env.AGENT_REACH_REVIEWER_PASSWORD || undefined, env.AGENT_REACH_REVIEWER_TOKEN || undefined);

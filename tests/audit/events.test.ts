@@ -1,12 +1,10 @@
-import Database from "better-sqlite3";
 import { beforeAll, describe, expect, it } from "vitest";
 import { useFreshDatabase } from "@/tests/helpers/test-db";
 import { appendEvent, verifyChain } from "@/lib/audit/events";
+import { db } from "@/lib/db";
 
-let file: string;
-
-beforeAll(() => {
-  ({ file } = useFreshDatabase());
+beforeAll(async () => {
+  await useFreshDatabase();
 });
 
 describe("hash-chained events", () => {
@@ -17,20 +15,18 @@ describe("hash-chained events", () => {
   });
 
   it.each([
-    ["an edited row", "UPDATE Event SET dataJson = '{\"i\":999}' WHERE seq = 10", 10, "hash_mismatch"],
-    ["a deleted row", "DELETE FROM Event WHERE seq = 20", 21, "seq_gap"],
+    ["an edited row", `UPDATE "Event" SET "dataJson" = '{"i":999}' WHERE seq = 10`, 10, "hash_mismatch"],
+    ["a deleted row", `DELETE FROM "Event" WHERE seq = 20`, 21, "seq_gap"],
+    ["a re-linked row", `UPDATE "Event" SET "prevHash" = '${"0".repeat(64)}' WHERE seq = 5`, 5, "prev_hash_mismatch"],
   ])("reports %s as the first broken link", async (_label, sql, seq, reason) => {
-    const conn = new Database(file);
-    const before = conn.prepare("SELECT * FROM Event").all();
-    conn.exec(sql);
+    const before = await db().event.findMany({ orderBy: { seq: "asc" } });
+    await db().$executeRawUnsafe(sql);
     const result = await verifyChain();
     expect(result.ok).toBe(false);
     expect(result.broken).toEqual({ seq, reason });
     // put the chain back for the next case
-    conn.exec("DELETE FROM Event");
-    const insert = conn.prepare("INSERT INTO Event (seq, callId, type, actor, dataJson, createdAt, prevHash, hash) VALUES (@seq, @callId, @type, @actor, @dataJson, @createdAt, @prevHash, @hash)");
-    for (const row of before) insert.run(row);
-    conn.close();
+    await db().event.deleteMany({});
+    await db().event.createMany({ data: before });
     expect((await verifyChain()).ok).toBe(true);
   });
 });

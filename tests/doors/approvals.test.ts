@@ -1,9 +1,9 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "@/tests/helpers/server";
+import { sql } from "@/tests/helpers/sql";
 
 /**
  * The approval queue through the real HTTP door (issue 3 "Must show"): an agent's write waits
@@ -72,9 +72,11 @@ describe("approval queue over HTTP", () => {
     const decision = await server.reviewer("POST", `/api/approvals/${callId}/approve`, { content: "reviewer version\n" });
     expect(decision.body.result.ok).toBe(true);
     expect(fs.readFileSync(path.join(server.workspace, "edited.txt"), "utf8")).toBe("reviewer version\n");
-    const row = new Database(path.join(server.dataDir, "agent-reach.db"), { readonly: true })
-      .prepare("SELECT argsJson, editedArgsJson FROM ToolCall WHERE id = ?")
-      .get(callId) as { argsJson: string; editedArgsJson: string };
+    const [row] = await sql<{ argsJson: string; editedArgsJson: string }>(
+      server.databaseUrl,
+      `SELECT "argsJson", "editedArgsJson" FROM "ToolCall" WHERE id = $1`,
+      [callId],
+    );
     expect(JSON.parse(row.argsJson).content).toBe("agent version\n");
     expect(JSON.parse(row.editedArgsJson).content).toBe("reviewer version\n");
   });
@@ -102,18 +104,18 @@ describe("approval queue over HTTP", () => {
     expect(ran).toHaveLength(1);
     expect(refused).toHaveLength(49);
     for (const r of refused) expect(r.body.error.detail.reason).toBe("already_decided");
-    const db = new Database(path.join(server.dataDir, "agent-reach.db"), { readonly: true });
-    const runs = db.prepare("SELECT COUNT(*) AS n FROM Event WHERE callId = ? AND type = 'call.running'").get(callId) as { n: number };
-    expect(runs.n).toBe(1);
-    db.close();
+    const runs = await sql<{ n: number }>(server.databaseUrl, `SELECT COUNT(*) AS n FROM "Event" WHERE "callId" = $1 AND type = 'call.running'`, [callId]);
+    expect(Number(runs[0].n)).toBe(1);
+    const backups = await sql<{ n: number }>(server.databaseUrl, `SELECT COUNT(*) AS n FROM "ToolCall" WHERE id = $1 AND status = 'succeeded'`, [callId]);
+    expect(Number(backups[0].n)).toBe(1);
   });
 
   it("answers a policy deny at once with 604 and an audit row", async () => {
-    const db = new Database(path.join(server.dataDir, "agent-reach.db"));
-    db.prepare(
-      "INSERT INTO PolicyRule (id, priority, tool, pathGlob, command, decision, note, enabled, source, createdAt) VALUES (?, ?, ?, ?, ?, ?, ?, 1, 'operator', ?)",
-    ).run("test:deny-secrets", 1, "*", "secrets/**", null, "deny", "no secrets", new Date().toISOString());
-    db.close();
+    await sql(
+      server.databaseUrl,
+      `INSERT INTO "PolicyRule" (id, priority, tool, "pathGlob", command, decision, note, enabled, source, "createdAt") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'operator', $9)`,
+      ["test:deny-secrets", 1, "*", "secrets/**", null, "deny", "no secrets", true, new Date()],
+    );
     await new Promise((r) => setTimeout(r, 1100)); // the rule cache lives 1 s
     const res = await server.call("read_file", { path: "secrets/key.txt" });
     expect(res.status).toBe(403);
@@ -126,7 +128,7 @@ describe("approval queue over HTTP", () => {
   it("pending calls survive a SIGKILL of the server and can be approved after restart", async () => {
     const callId = await queueWrite("after-crash.txt", "survived\n");
     await server.kill();
-    server = await startTestServer({ workspace: server.workspace, dataDir: server.dataDir });
+    server = await startTestServer({ workspace: server.workspace, dataDir: server.dataDir, databaseUrl: server.databaseUrl });
     const list = await server.reviewer("GET", "/api/approvals");
     expect(list.body.approvals.map((a: { call_id: string }) => a.call_id)).toContain(callId);
     const decision = await server.reviewer("POST", `/api/approvals/${callId}/approve`, {});

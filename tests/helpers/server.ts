@@ -5,6 +5,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { buildIfNeeded } from "@/scripts/build-if-needed";
+import { createPgDatabase, testPgUrl } from "@/tests/helpers/pg";
 
 /**
  * Starts the real product for door tests: `scripts/start.ts` (the same code `npm start` runs)
@@ -18,6 +19,7 @@ export interface TestServer {
   reviewerPassword: string;
   workspace: string;
   dataDir: string;
+  databaseUrl: string;
   /** Calls a tool over HTTP; returns status, headers and parsed JSON. */
   call(tool: string, args: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
   /** A request with the reviewer token. */
@@ -66,6 +68,8 @@ export interface StartOptions {
   workspace?: string;
   /** Reuse a data dir (restart tests). */
   dataDir?: string;
+  /** Reuse a database (restart tests, several instances); a fresh one when omitted. */
+  databaseUrl?: string;
   port?: number;
   env?: Record<string, string>;
 }
@@ -76,6 +80,8 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
   const workspace = options.workspace ?? (await fsp.mkdtemp(path.join(base, "ar-ws-")));
   const dataDir = options.dataDir ?? (await fsp.mkdtemp(path.join(base, "ar-data-")));
   const port = options.port ?? (await freePort());
+  const pg = testPgUrl();
+  const databaseUrl = options.databaseUrl ?? (pg ? await createPgDatabase(pg) : `file:${path.join(dataDir, "agent-reach.db")}`);
   const agentToken = "ar_agent_test_0123456789abcdefghijklmnopqrstuvwxyz";
   const reviewerToken = "ar_rev_test_0123456789abcdefghijklmnopqrstuvwxyz";
   const reviewerPassword = "test-reviewer-password";
@@ -86,7 +92,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     PORT: String(port),
     AGENT_REACH_WORKSPACE: workspace,
     AGENT_REACH_DATA_DIR: dataDir,
-    DATABASE_URL: `file:${path.join(dataDir, "agent-reach.db")}`,
+    DATABASE_URL: databaseUrl,
     AGENT_REACH_AGENT_TOKEN: agentToken,
     AGENT_REACH_REVIEWER_TOKEN: reviewerToken,
     AGENT_REACH_REVIEWER_PASSWORD: reviewerPassword,
@@ -130,6 +136,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     reviewerPassword,
     workspace,
     dataDir,
+    databaseUrl,
     async call(tool, args, headers = {}) {
       const res = await fetch(`${url}/api/tools/${tool}`, {
         method: "POST",

@@ -1,21 +1,23 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { migrateSqlite } from "@/lib/db/migrate";
+import { migrate } from "@/lib/db/migrate";
+import { createPgDatabase, testPgUrl } from "@/tests/helpers/pg";
 
 /**
- * Points this test process at a fresh, migrated SQLite file (a real database, not a mock) and a
- * fresh workspace. Call before the first use of `db()` or `getConfig()` in the file.
- * @returns the database file and workspace paths.
+ * Points this test process at a fresh, migrated database (a real one, not a mock): a new SQLite
+ * file, or a new database on the test PostgreSQL server when the test runs in the "postgres"
+ * project; and a fresh workspace. Call before the first use of `db()` or `getConfig()`.
  */
-export function useFreshDatabase(): { file: string; workspace: string; dataDir: string } {
+export async function useFreshDatabase(): Promise<{ url: string; workspace: string; dataDir: string }> {
   const dataDir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "ar-db-")));
-  const file = path.join(dataDir, "agent-reach.db");
   const workspace = path.join(dataDir, "workspace");
   fs.mkdirSync(workspace);
-  process.env.DATABASE_URL = `file:${file}`;
+  const pg = testPgUrl();
+  const url = pg ? await createPgDatabase(pg) : `file:${path.join(dataDir, "agent-reach.db")}`;
+  process.env.DATABASE_URL = url;
   process.env.AGENT_REACH_WORKSPACE = workspace;
   process.env.AGENT_REACH_DATA_DIR = dataDir;
-  migrateSqlite(process.env.DATABASE_URL);
-  return { file, workspace, dataDir };
+  await migrate(url);
+  return { url, workspace, dataDir };
 }
