@@ -1,0 +1,256 @@
+import picomatch from "picomatch";
+import { z } from "zod";
+import { ToolError } from "@/lib/errors";
+import { defineTool, type ToolContext } from "@/lib/tools/define-tool";
+import { openForRead, resolveInWorkspace, type FencedPath } from "@/lib/workspace/fence";
+import { HEAVY_DIRS, walkTree, type TreeEntry } from "@/lib/workspace/read-tree";
+import { SNIFF_BYTES, sniffText } from "@/lib/workspace/read-sniff";
+
+/** Deepest directory level walked. */
+const MAX_DEPTH = 64;
+/** Most directory entries looked at in one call. */
+const MAX_SCAN_ENTRIES = 200_000;
+/** Files larger than this are not searched for text (counted in `files_skipped.too_large`). */
+const MAX_FILE_BYTES = 8 * 1024 * 1024;
+/** Total bytes read for a text search in one call. */
+const MAX_TOTAL_BYTES = 256 * 1024 * 1024;
+/** Characters of a matching line returned (a window around the match). */
+const MAX_LINE_CHARS = 300;
+/** Characters shown before the match when a line is windowed. */
+const LEAD_CHARS = 80;
+
+/** Arguments of search_files (at least one of `pattern` / `query`, checked in `run`). */
+export const SearchFilesInput = z
+  .object({
+    pattern: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Glob on file paths relative to `path` (picomatch syntax, e.g. "**/*.ts", "src/**/test_*.py"); a glob without "/" matches file names at any depth ("*.md"). Without `query`, the matching files are returned.'),
+    query: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Text to find inside files (a literal string unless regex is true). Returns matching lines with file path and 1-based line number."),
+    regex: z.boolean().default(false).describe("Treat query as a JavaScript regular expression (default false: literal text)."),
+    case_sensitive: z.boolean().default(true).describe("Match query case-sensitively (default true, like grep)."),
+    path: z
+      .string()
+      .default(".")
+      .describe('Directory to search under: relative to the workspace root (default "."), or absolute inside it. .git and node_modules are skipped unless this points inside them.'),
+    include: z.string().min(1).optional().describe('Only search files whose path (relative to `path`) matches this glob, e.g. "*.{ts,tsx}".'),
+    max_results: z.number().int().min(1).max(1000).default(100).describe("Maximum matches (or files) returned, 1-1000 (default 100)."),
+  })
+  .strict();
+
+type SearchArgs = z.infer<typeof SearchFilesInput>;
+
+/** One matching line. */
+export interface SearchMatch {
+  /** Workspace-relative path. */
+  path: string;
+  /** 1-based line number. */
+  line: number;
+  /** 1-based column (UTF-16 code units) of the first match in the line. */
+  column: number;
+  /** The line without its line ending, windowed to at most MAX_LINE_CHARS characters ("…" marks cuts). */
+  text: string;
+}
+
+/** The `data` of a successful search_files call. */
+export interface SearchFilesOutput {
+  /** "content" when `query` was given (matches), "files" otherwise (files). */
+  mode: "content" | "files";
+  /** Canonical workspace-relative directory searched ("." for the root). */
+  path: string;
+  matches?: SearchMatch[];
+  files?: string[];
+  /** True when more results exist than returned, or a scan limit stopped the search early. */
+  truncated: boolean;
+  /** Files considered (after the pattern/include filters). */
+  files_scanned: number;
+  /** Files not searched for text, by cause. */
+  files_skipped: { binary: number; too_large: number; unreadable: number };
+  bytes_scanned: number;
+}
+
+function compileGlob(glob: string, argument: string): (path: string) => boolean {
+  try {
+    return picomatch(glob, { dot: true, basename: !glob.includes("/") });
+  } catch (err) {
+    throw new ToolError("invalid_arguments", `Invalid glob in ${argument}: ${(err as Error).message}`, { reason: "invalid_glob", argument });
+  }
+}
+
+/** The query as a RegExp (literal text escaped unless `regex`). */
+function compileQuery(args: SearchArgs): RegExp {
+  const source = args.regex ? args.query! : args.query!.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  try {
+    return new RegExp(source, args.case_sensitive ? "" : "i");
+  } catch (err) {
+    throw new ToolError("invalid_arguments", `Invalid regular expression: ${(err as Error).message}`, {
+      reason: "invalid_regex",
+      argument: "query",
+    });
+  }
+}
+
+/** Slice of `s` from `start` to `end` that does not cut a surrogate pair at either end. */
+function sliceCodePoints(s: string, start: number, end: number): string {
+  const isLow = (i: number) => i > 0 && i < s.length && s.charCodeAt(i) >= 0xdc00 && s.charCodeAt(i) <= 0xdfff;
+  return s.slice(isLow(start) ? start + 1 : start, isLow(end) ? end - 1 : end);
+}
+
+/** The line, or a window of it around the match at `index`, at most MAX_LINE_CHARS long. */
+function windowLine(line: string, index: number): string {
+  if (line.length <= MAX_LINE_CHARS) return line;
+  const start = Math.max(0, Math.min(index - LEAD_CHARS, line.length - MAX_LINE_CHARS));
+  const end = start + MAX_LINE_CHARS;
+  return `${start > 0 ? "…" : ""}${sliceCodePoints(line, start, end)}${end < line.length ? "…" : ""}`;
+}
+
+/** Search state shared across files. */
+interface Scan {
+  matches: SearchMatch[];
+  files: string[];
+  filesScanned: number;
+  skipped: SearchFilesOutput["files_skipped"];
+  bytes: number;
+  truncated: boolean;
+}
+
+/** Reads one fenced file (bounded) and returns its text, or null when it is skipped. */
+async function readText(ctx: ToolContext, rel: string, scan: Scan): Promise<string | null> {
+  let fenced: FencedPath;
+  try {
+    fenced = await resolveInWorkspace(ctx.workspace, rel);
+  } catch {
+    scan.skipped.unreadable++;
+    return null;
+  }
+  const handle = await openForRead(ctx.workspace, fenced).catch(() => null);
+  if (!handle) {
+    scan.skipped.unreadable++;
+    return null;
+  }
+  try {
+    const { size } = await handle.stat();
+    if (size > MAX_FILE_BYTES) {
+      scan.skipped.too_large++;
+      return null;
+    }
+    if (scan.bytes + size > MAX_TOTAL_BYTES) {
+      scan.truncated = true;
+      return null;
+    }
+    const bytes = await handle.readFile();
+    scan.bytes += bytes.length;
+    const sniffed = await sniffText(bytes.subarray(0, SNIFF_BYTES), bytes.length).catch(() => null);
+    const text = sniffed ? new TextDecoder(sniffed.encoding).decode(bytes.subarray(sniffed.bomLength)) : null;
+    if (text === null || text.includes("\u0000")) {
+      scan.skipped.binary++;
+      return null;
+    }
+    return text;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Adds the matching lines of `text` to the scan; returns false once `max` matches are exceeded. */
+function matchLines(text: string, rel: string, re: RegExp, max: number, scan: Scan): boolean {
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i].endsWith("\r") ? lines[i].slice(0, -1) : lines[i];
+    const m = re.exec(line);
+    if (!m) continue;
+    if (scan.matches.length === max) {
+      scan.truncated = true;
+      return false;
+    }
+    scan.matches.push({ path: rel, line: i + 1, column: m.index + 1, text: windowLine(line, m.index) });
+  }
+  return true;
+}
+
+function workspaceRelative(base: FencedPath, entry: TreeEntry): string {
+  return base.relative ? `${base.relative}/${entry.relative}` : entry.relative;
+}
+
+/**
+ * search_files: find files by glob, or lines by text / regular expression, under a workspace
+ * directory. Walks without following symlinks, skips .git and node_modules unless `path` is
+ * inside them, skips binary and very large files, and bounds entries and bytes scanned.
+ */
+export const searchFilesTool = defineTool({
+  name: "search_files",
+  title: "Search files",
+  description: [
+    "Find files by name or find text inside files in the workspace. Use this instead of find, grep or rg.",
+    'With pattern only: returns the files whose path (relative to `path`) matches the glob, e.g. {"pattern": "**/*.test.ts"}.',
+    'With query: returns matching lines as {path, line, column, text} (line is 1-based, ready for read_file offset = line - 1); narrow with include (glob) or pattern. query is literal text unless regex is true; case_sensitive defaults to true.',
+    "Skips binary files, files over 8 MiB, symlinks, and .git / node_modules (unless path points inside them). Long lines are shown as a window around the match.",
+    "truncated = true means there are more results than max_results (or a scan limit was hit): narrow the search.",
+  ].join("\n"),
+  input: SearchFilesInput,
+  risk: "read",
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  subject: (args) => ({ paths: [args.path] }),
+  async run(args, ctx): Promise<SearchFilesOutput> {
+    if (!args.pattern && !args.query) {
+      throw new ToolError("invalid_arguments", "Give pattern (a glob on file paths), query (text to find), or both.", { reason: "missing_pattern_or_query" });
+    }
+    const filters = [args.pattern && compileGlob(args.pattern, "pattern"), args.include && compileGlob(args.include, "include")].filter(
+      (f): f is (p: string) => boolean => typeof f === "function",
+    );
+    const re = args.query ? compileQuery(args) : null;
+    ctx.note({ pathRaw: args.path, target: args.path });
+    const base = await resolveInWorkspace(ctx.workspace, args.path);
+    ctx.note({ pathResolved: base.absolute, target: base.relative || "." });
+    if (base.kind === "missing") throw new ToolError("not_found", `No such directory: ${base.relative}`, { path: base.relative });
+    if (base.kind !== "directory") {
+      throw new ToolError("path_invalid", `${base.relative} is not a directory; search_files searches under a directory.`, {
+        reason: "not_a_directory",
+        path: base.relative,
+      });
+    }
+    const expandHeavy = base.relative.split("/").some((c) => HEAVY_DIRS.has(c));
+    const scan: Scan = { matches: [], files: [], filesScanned: 0, skipped: { binary: 0, too_large: 0, unreadable: 0 }, bytes: 0, truncated: false };
+    let seen = 0;
+    for await (const entry of walkTree(base.absolute, {
+      maxDepth: MAX_DEPTH,
+      dontEnter: (e) => !expandHeavy && HEAVY_DIRS.has(e.name),
+      signal: ctx.signal,
+    })) {
+      if (++seen > MAX_SCAN_ENTRIES) {
+        scan.truncated = true;
+        break;
+      }
+      if (entry.type !== "file" || !filters.every((f) => f(entry.relative))) continue;
+      scan.filesScanned++;
+      const rel = workspaceRelative(base, entry);
+      if (!re) {
+        if (scan.files.length === args.max_results) {
+          scan.truncated = true;
+          break;
+        }
+        scan.files.push(rel);
+        continue;
+      }
+      const text = await readText(ctx, rel, scan);
+      if (scan.truncated) break;
+      if (text !== null && !matchLines(text, rel, re, args.max_results, scan)) break;
+    }
+    const count = re ? scan.matches.length : scan.files.length;
+    ctx.note({ truncated: scan.truncated, summary: `${count} ${re ? "matches" : "files"} under ${base.relative || "."}` });
+    return {
+      mode: re ? "content" : "files",
+      path: base.relative || ".",
+      ...(re ? { matches: scan.matches } : { files: scan.files }),
+      truncated: scan.truncated,
+      files_scanned: scan.filesScanned,
+      files_skipped: scan.skipped,
+      bytes_scanned: scan.bytes,
+    };
+  },
+});

@@ -1,0 +1,278 @@
+import crypto from "node:crypto";
+import { constants as fsConstants, type Stats } from "node:fs";
+import fs from "node:fs/promises";
+import path from "node:path";
+import { ToolError } from "@/lib/errors";
+import { isInside } from "@/lib/workspace/fence";
+
+/**
+ * Atomic file replacement (field case C13; the "temp file + rename" strategy of seed 000, done
+ * without its side effects):
+ * - the bytes go to a temp file with a unique name in the target's directory (C14: no shared
+ *   `.tmp` name), created with `O_EXCL | O_NOFOLLOW` and the final mode, so a 0600 file is never
+ *   readable by others, not even for a moment;
+ * - the temp file is fsynced, renamed over the target, and the directory (and the parents of
+ *   directories this call created) is fsynced;
+ * - a reader sees the old bytes or the new bytes, never a prefix; on any failure the temp file is
+ *   removed, directories this call created are removed again, and the target is untouched;
+ * - the mode (and, when permitted, the owner) of an existing file is kept;
+ * - rename replaces this name only: a hard link elsewhere keeps the old inode and bytes (C13-5),
+ *   reported as `nlinkBefore`.
+ *
+ * Symlinks are resolved by the caller's fence (lib/workspace/fence.ts): `absPath` is the canonical
+ * path, so writing through an inside symlink writes its target and keeps the link (C13-4).
+ */
+
+/** `detail.reason` of a `write_failed` error. */
+export type WriteFailReason = "enospc" | "io" | "eacces" | "erofs" | "target_changed";
+
+export interface AtomicWriteOptions {
+  /**
+   * Final permission bits (e.g. 0o600). Default: the existing file's mode; for a new file 0o666
+   * minus the process umask.
+   */
+  mode?: number;
+  /**
+   * Create missing parent directories, one component at a time, each checked not to be a symlink.
+   * Only under `dirsRoot`, and only after the caller's fence accepted the path (C01, C03).
+   */
+  createDirs?: boolean;
+  /** Canonical directory (the workspace root) below which directories may be created. */
+  dirsRoot?: string;
+  /**
+   * Runs once the temp file holds all bytes durably, right before the rename. Throwing aborts the
+   * write with nothing changed. Writers save their backup here, so a failed write leaves no backup.
+   */
+  beforeCommit?: () => Promise<void>;
+}
+
+export interface AtomicWriteResult {
+  /** The target did not exist before. */
+  created: boolean;
+  /** Permission bits of the written file. */
+  mode: number;
+  /** Bytes written. */
+  sizeBytes: number;
+  /** Link count of the replaced file (null when created); > 1 means other names kept the old bytes. */
+  nlinkBefore: number | null;
+}
+
+/** A fault the next atomic write will simulate (tests only, see `armWriteFaultForTests`). */
+export interface WriteFault {
+  /** Bytes written to the temp file before the failure. */
+  afterBytes: number;
+  /** The errno code to fail with. */
+  code: "ENOSPC" | "EIO" | "EACCES" | "EROFS" | "EDQUOT";
+}
+
+const CHUNK_BYTES = 1 << 20;
+let armedFault: WriteFault | null = null;
+
+/**
+ * Test hook for fault injection (C13-3): the next `atomicWriteFile` in this process fails with
+ * `fault.code` after writing `fault.afterBytes` bytes to its temp file, exactly like a disk that
+ * fills up mid-write. One-shot; `null` disarms. Product code never calls it.
+ */
+export function armWriteFaultForTests(fault: WriteFault | null): void {
+  armedFault = fault;
+}
+
+/**
+ * Replaces (or creates) the file at `absPath` with `bytes`, atomically.
+ *
+ * @param absPath canonical absolute path of the target (already fenced)
+ * @param bytes the complete new content
+ * @returns whether the file was created, its mode, size in bytes and the link count it had
+ * @throws ToolError `is_directory` when the target is a directory; `path_invalid` (reason
+ *   "not_regular_file") for a device, FIFO or socket; `not_found` (reason "parent_missing") when
+ *   the directory is missing and `createDirs` is false, (reason "parent_not_directory") when a
+ *   parent is a file; `path_outside_workspace` (reason "parent_symlink", race: true) when a
+ *   directory turned into a symlink; `write_failed` with detail.reason "enospc" | "io" |
+ *   "eacces" | "erofs" (file system errors) or "target_changed" (the target became a symlink
+ *   or its directory moved after the fence); whatever `beforeCommit` throws
+ */
+export async function atomicWriteFile(absPath: string, bytes: Buffer, options: AtomicWriteOptions = {}): Promise<AtomicWriteResult> {
+  const fault = armedFault;
+  armedFault = null;
+  const dir = path.dirname(absPath);
+  const existing = await lstatOrNull(absPath);
+  assertReplaceable(absPath, existing);
+  const createdDirs = existing ? [] : await ensureDirectory(dir, options);
+  const tmp = path.join(dir, `.${crypto.randomBytes(8).toString("hex")}.agent-reach.tmp`);
+  const mode = options.mode ?? (existing ? existing.mode & 0o7777 : 0o666);
+  let handle: fs.FileHandle | null = null;
+  let finalMode: number;
+  try {
+    handle = await fs.open(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, mode);
+    if (existing) await keepOwner(handle, existing);
+    if (existing || options.mode !== undefined) await handle.chmod(mode);
+    await writeAll(handle, bytes, fault);
+    await handle.sync();
+    finalMode = (await handle.stat()).mode & 0o7777;
+    await handle.close();
+    handle = null;
+    await assertDirectoryUnchanged(dir);
+    await options.beforeCommit?.();
+    await fs.rename(tmp, absPath);
+  } catch (err) {
+    await handle?.close().catch(() => undefined);
+    await fs.rm(tmp, { force: true }).catch(() => undefined);
+    await removeDirectories(createdDirs);
+    throw asWriteError(err);
+  }
+  // The new name, and the entries of directories this call created, must survive a crash too.
+  for (const d of new Set([dir, ...createdDirs.map((c) => path.dirname(c))])) await syncDirectory(d);
+  return { created: existing === null, mode: finalMode, sizeBytes: bytes.length, nlinkBefore: existing ? existing.nlink : null };
+}
+
+async function lstatOrNull(p: string): Promise<Stats | null> {
+  try {
+    return await fs.lstat(p);
+  } catch (err) {
+    if (errnoOf(err) === "ENOENT") return null;
+    if (errnoOf(err) === "ENOTDIR") throw parentNotDirectory();
+    throw asWriteError(err);
+  }
+}
+
+function assertReplaceable(absPath: string, st: Stats | null): void {
+  if (st === null || st.isFile()) return;
+  if (st.isDirectory()) throw new ToolError("is_directory", "The target is a directory.", { path_resolved: absPath });
+  if (st.isSymbolicLink()) {
+    throw new ToolError("write_failed", "The target became a symbolic link after it was checked; nothing was written. Retry the call.", {
+      reason: "target_changed" satisfies WriteFailReason,
+    });
+  }
+  throw new ToolError("path_invalid", "The target is not a regular file (device, FIFO or socket).", { reason: "not_regular_file" });
+}
+
+/**
+ * Makes sure `dir` exists. Missing components are created one at a time below
+ * `options.dirsRoot`; every component (existing or new) is `lstat`ed and must be a real directory.
+ *
+ * @returns the directories created, outermost first (removed again if the write fails)
+ */
+async function ensureDirectory(dir: string, options: AtomicWriteOptions): Promise<string[]> {
+  const st = await lstatOrNull(dir);
+  if (st?.isDirectory()) return [];
+  if (st) await assertRealDirectory(dir);
+  if (!options.createDirs) {
+    throw new ToolError("not_found", "The parent directory does not exist; pass create_dirs: true to create it.", {
+      reason: "parent_missing",
+    });
+  }
+  const root = options.dirsRoot;
+  if (root === undefined) throw new Error("atomicWriteFile: createDirs needs dirsRoot");
+  if (!isInside(root, dir)) {
+    throw new ToolError("path_outside_workspace", "Directories are only created inside the workspace root.", { reason: "lexical" });
+  }
+  const created: string[] = [];
+  let cur = root;
+  try {
+    for (const name of path.relative(root, dir).split(path.sep).filter(Boolean)) {
+      cur = path.join(cur, name);
+      if (await makeDirectory(cur)) created.push(cur);
+      await assertRealDirectory(cur);
+    }
+  } catch (err) {
+    await removeDirectories(created);
+    throw asWriteError(err);
+  }
+  return created;
+}
+
+/** mkdir of one component; false when it already existed. */
+async function makeDirectory(p: string): Promise<boolean> {
+  try {
+    await fs.mkdir(p);
+    return true;
+  } catch (err) {
+    if (errnoOf(err) === "EEXIST") return false;
+    throw err;
+  }
+}
+
+async function assertRealDirectory(p: string): Promise<void> {
+  const st = await fs.lstat(p);
+  if (st.isSymbolicLink()) {
+    throw new ToolError("path_outside_workspace", "A directory on the path became a symbolic link; nothing was written.", {
+      reason: "parent_symlink",
+      race: true,
+    });
+  }
+  if (!st.isDirectory()) throw parentNotDirectory();
+}
+
+function parentNotDirectory(): ToolError {
+  return new ToolError("not_found", "A parent component of the path is a file, not a directory.", { reason: "parent_not_directory" });
+}
+
+/** Removes directories this call created (innermost first), only while they are empty. */
+async function removeDirectories(created: string[]): Promise<void> {
+  for (const dir of [...created].reverse()) {
+    await fs.rmdir(dir).catch(() => undefined);
+  }
+}
+
+/** Keeps the owner of the replaced file when the process may (root, or same owner); otherwise no-op. */
+async function keepOwner(handle: fs.FileHandle, existing: Stats): Promise<void> {
+  const st = await handle.stat();
+  if (st.uid === existing.uid && st.gid === existing.gid) return;
+  await handle.chown(existing.uid, existing.gid).catch((err: unknown) => {
+    if (errnoOf(err) !== "EPERM") throw err;
+  });
+}
+
+async function writeAll(handle: fs.FileHandle, bytes: Buffer, fault: WriteFault | null): Promise<void> {
+  const limit = fault ? Math.min(fault.afterBytes, bytes.length) : bytes.length;
+  let offset = 0;
+  while (offset < limit) {
+    const { bytesWritten } = await handle.write(bytes, offset, Math.min(CHUNK_BYTES, limit - offset), offset);
+    offset += bytesWritten;
+  }
+  if (fault) throw Object.assign(new Error(`${fault.code}: injected fault after ${offset} bytes`), { code: fault.code });
+}
+
+/** The directory must still be where the fence saw it (no symlink swapped in above it). */
+async function assertDirectoryUnchanged(dir: string): Promise<void> {
+  if ((await fs.realpath(dir)) !== dir) {
+    throw new ToolError("write_failed", "The target directory moved after it was checked; nothing was written. Retry the call.", {
+      reason: "target_changed" satisfies WriteFailReason,
+    });
+  }
+}
+
+/** fsync of the directory so the rename itself is durable; best effort (some file systems refuse it). */
+async function syncDirectory(dir: string): Promise<void> {
+  let handle: fs.FileHandle | null = null;
+  try {
+    handle = await fs.open(dir, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY);
+    await handle.sync();
+  } catch {
+    // The new content is already in place; a directory that cannot be fsynced only weakens durability.
+  } finally {
+    await handle?.close().catch(() => undefined);
+  }
+}
+
+const REASONS: Record<string, { reason: WriteFailReason; what: string }> = {
+  ENOSPC: { reason: "enospc", what: "no space left on the device" },
+  EDQUOT: { reason: "enospc", what: "disk quota exceeded" },
+  EFBIG: { reason: "enospc", what: "file too large for the file system" },
+  EACCES: { reason: "eacces", what: "permission denied" },
+  EPERM: { reason: "eacces", what: "operation not permitted" },
+  EROFS: { reason: "erofs", what: "read-only file system" },
+};
+
+/** Maps a file-system error to `write_failed`; ToolErrors and non-errno errors (bugs) pass through. */
+function asWriteError(err: unknown): unknown {
+  const code = errnoOf(err);
+  if (err instanceof ToolError || code === undefined) return err;
+  const known = REASONS[code] ?? { reason: "io" as const, what: `I/O error (${code})` };
+  return new ToolError("write_failed", `The write failed: ${known.what}. The file was not changed.`, { reason: known.reason, errno: code }, { cause: err });
+}
+
+function errnoOf(err: unknown): string | undefined {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}

@@ -1,0 +1,418 @@
+import { isUtf8 } from "node:buffer";
+import { createHash, type Hash } from "node:crypto";
+import type { FileHandle } from "node:fs/promises";
+import { ToolError } from "@/lib/errors";
+import { getLineIndex, LINE_INDEX_STEP, putLineIndex, type LineIndex } from "@/lib/workspace/line-index";
+import { SNIFF_BYTES, sniffText, type Sniffed } from "@/lib/workspace/read-sniff";
+import type { Eol, TextEncoding } from "@/lib/workspace/text";
+
+/**
+ * Paged, streaming text reads (seed 000 contract of read_file; field cases C10, C11, C12).
+ *
+ * Memory stays constant whatever the file size: the file is read in `CHUNK_BYTES` chunks, only
+ * the requested lines are kept, and they are kept only up to a byte budget derived from the
+ * character cap. The first read of a file version makes one full pass (exact line count,
+ * sha256, line-ending style, UTF-8 validity, sparse line-offset index) and caches it
+ * (lib/workspace/line-index.ts); later pages of the same version seek to the nearest indexed
+ * line and read only what they return.
+ */
+
+/** Bytes read per I/O call. */
+const CHUNK_BYTES = 1 << 20;
+
+/** What to read. */
+export interface PageRequest {
+  /** Lines skipped (0-based): the first returned line is line `offset + 1`. */
+  offset: number;
+  /** Most lines returned (>= 1). */
+  limit: number;
+  /** Cap on `content` length in characters (UTF-16 code units), line prefixes and "\n" included. */
+  maxChars: number;
+  /** Prefix each line with its 1-based number as `%6d| `. */
+  lineNumbers: boolean;
+  /** Stops the scan between chunks when aborted. */
+  signal?: AbortSignal;
+}
+
+/** One page of a text file. */
+export interface Page {
+  /** Exact number of lines in the file (a final line without newline counts; empty file: 0). */
+  totalLines: number;
+  /** Number of lines in `content` (a clipped line counts). */
+  returnedLines: number;
+  /** True when `content` does not hold everything from `offset` to the end of the file. */
+  truncated: boolean;
+  /**
+   * The `offset` that continues after this page, or null when nothing follows. After a clipped
+   * line this is the line after it (the rest of a clipped line is never offered again, C11).
+   */
+  nextOffset: number | null;
+  /** Lines joined by "\n" (no trailing newline), without their "\r" of a CRLF ending. */
+  content: string;
+  /** 1-based numbers of lines cut at the character cap (cut between code points, never inside one). */
+  clippedLines: number[];
+  encoding: TextEncoding;
+  /** Set when the file (anywhere) holds bytes that are not valid UTF-8; they read as U+FFFD. */
+  encodingWarning?: "invalid_utf8";
+  /** True when the file starts with a byte-order mark. */
+  bom: boolean;
+  eol: Eol;
+  /** sha256 (hex) of the whole file's bytes. */
+  sha256: string;
+  /** File size in bytes. */
+  sizeBytes: number;
+}
+
+/** Reads `length` bytes at `position` into `buf` unless the file ends first; returns bytes read. */
+async function readFully(handle: FileHandle, buf: Buffer, length: number, position: number): Promise<number> {
+  let got = 0;
+  while (got < length) {
+    const { bytesRead } = await handle.read(buf, got, length - got, position + got);
+    if (bytesRead === 0) break;
+    got += bytesRead;
+  }
+  return got;
+}
+
+/** Newline and carriage-return code units in the file's encoding. */
+interface Units {
+  size: 1 | 2;
+  newline: Buffer;
+  cr: Buffer;
+}
+
+function unitsOf(sniffed: Sniffed): Units {
+  if (sniffed.encoding === "utf-8") return { size: 1, newline: Buffer.from([0x0a]), cr: Buffer.from([0x0d]) };
+  if (sniffed.encoding === "utf-16le") return { size: 2, newline: Buffer.from([0x0a, 0x00]), cr: Buffer.from([0x0d, 0x00]) };
+  return { size: 2, newline: Buffer.from([0x00, 0x0a]), cr: Buffer.from([0x00, 0x0d]) };
+}
+
+/** Index of the next newline unit at or after `from` (unit-aligned relative to chunk start), or -1. */
+function findNewline(chunk: Buffer, from: number, u: Units): number {
+  if (u.size === 1) return chunk.indexOf(0x0a, from);
+  let i = from;
+  for (;;) {
+    const p = chunk.indexOf(u.newline, i);
+    if (p < 0 || p % 2 === 0) return p;
+    i = p + 1;
+  }
+}
+
+function isCrAt(chunk: Buffer, at: number, u: Units): boolean {
+  return u.size === 1 ? chunk[at] === 0x0d : chunk[at] === u.cr[0] && chunk[at + 1] === u.cr[1];
+}
+
+/**
+ * Keeps the bytes of the requested lines, up to `capBytes` in total. A line that does not fit
+ * is kept in part and marked clipped; nothing after it is kept.
+ */
+class PageCollector {
+  readonly lines: Array<{ parts: Buffer[]; clipped: boolean }> = [];
+  private bytes = 0;
+  private full = false;
+
+  constructor(
+    readonly first: number,
+    private readonly end: number,
+    private readonly capBytes: number,
+  ) {}
+
+  /** True while line `line` (0-based) is part of the page and the budget is not spent. */
+  wants(line: number): boolean {
+    return !this.full && line >= this.first && line < this.end;
+  }
+
+  /** True when nothing more will be kept once line `line` starts. */
+  done(line: number): boolean {
+    return this.full || line >= this.end;
+  }
+
+  private lineAt(line: number) {
+    const k = line - this.first;
+    this.lines[k] ??= { parts: [], clipped: false };
+    return this.lines[k];
+  }
+
+  /** Appends `chunk[start, end)` to line `line`; copies, since the chunk buffer is reused. */
+  piece(line: number, chunk: Buffer, start: number, end: number): void {
+    const entry = this.lineAt(line);
+    const take = Math.min(end - start, this.capBytes - this.bytes);
+    if (take > 0) entry.parts.push(Buffer.from(chunk.subarray(start, start + take)));
+    this.bytes += Math.max(take, 0);
+    if (end - start > take) {
+      entry.clipped = true;
+      this.full = true;
+    }
+  }
+
+  /** Removes the last `n` bytes of line `line` (a CR that ended the previous chunk). */
+  dropTail(line: number, n: number): void {
+    const entry = this.lineAt(line);
+    if (entry.clipped) return;
+    let left = n;
+    while (left > 0 && entry.parts.length > 0) {
+      const last = entry.parts[entry.parts.length - 1];
+      const cut = Math.min(left, last.length);
+      entry.parts[entry.parts.length - 1] = last.subarray(0, last.length - cut);
+      if (last.length === cut) entry.parts.pop();
+      left -= cut;
+      this.bytes -= cut;
+    }
+  }
+}
+
+/** Whole-file facts gathered during a full pass. */
+class IndexBuilder {
+  private readonly hash: Hash = createHash("sha256");
+  private lf = 0;
+  private crlf = 0;
+  private invalidUtf8 = false;
+  private carry: Buffer | null = null;
+  private readonly starts: number[];
+
+  constructor(
+    private readonly sniffed: Sniffed,
+    bom: Buffer,
+  ) {
+    this.hash.update(bom);
+    this.starts = [sniffed.bomLength];
+  }
+
+  /** Feeds the next chunk of bytes after the BOM. */
+  update(chunk: Buffer): void {
+    this.hash.update(chunk);
+    if (this.sniffed.encoding === "utf-8" && !this.invalidUtf8) this.validateUtf8(chunk);
+  }
+
+  /** Validates UTF-8 across chunk boundaries without copying chunks (a cut sequence is carried). */
+  private validateUtf8(chunk: Buffer): void {
+    let start = 0;
+    if (this.carry) {
+      const need = sequenceLength(this.carry[0]) - this.carry.length;
+      if (need > chunk.length) {
+        this.carry = Buffer.concat([this.carry, chunk]);
+        return;
+      }
+      if (!isUtf8(Buffer.concat([this.carry, chunk.subarray(0, need)]))) this.invalidUtf8 = true;
+      start = need;
+      this.carry = null;
+    }
+    const cut = Math.max(start, completeUtf8Length(chunk));
+    if (!isUtf8(chunk.subarray(start, cut))) this.invalidUtf8 = true;
+    this.carry = cut < chunk.length ? Buffer.from(chunk.subarray(cut)) : null;
+  }
+
+  lineEnded(crlf: boolean): void {
+    if (crlf) this.crlf++;
+    else this.lf++;
+  }
+
+  /** Records where line number `LINE_INDEX_STEP * k` starts. */
+  mark(offset: number): void {
+    this.starts.push(offset);
+  }
+
+  finish(totalLines: number): LineIndex {
+    const eol: Eol = this.crlf && this.lf ? "mixed" : this.crlf ? "crlf" : this.lf ? "lf" : "none";
+    return {
+      sniffed: this.sniffed,
+      totalLines,
+      sha256: this.hash.digest("hex"),
+      eol,
+      invalidUtf8: this.invalidUtf8 || this.carry !== null,
+      lineStarts: Float64Array.from(this.starts),
+    };
+  }
+}
+
+/** Length of the UTF-8 sequence a lead byte starts (1 for ASCII, 4 for anything invalid). */
+function sequenceLength(lead: number): number {
+  if (lead < 0xc0) return 1;
+  if (lead < 0xe0) return 2;
+  if (lead < 0xf0) return 3;
+  return 4;
+}
+
+/** Length of the prefix of `buf` that does not end inside a multi-byte UTF-8 sequence. */
+function completeUtf8Length(buf: Buffer): number {
+  for (let k = 1; k <= Math.min(3, buf.length); k++) {
+    const b = buf[buf.length - k];
+    if ((b & 0xc0) === 0x80) continue;
+    return b >= 0xc0 && sequenceLength(b) > k ? buf.length - k : buf.length;
+  }
+  return buf.length;
+}
+
+/**
+ * Streams lines from byte `from` (the start of line `firstLine`) to `size`, feeding the page
+ * collector and, on a full pass, the index builder. Without a builder it stops as soon as the
+ * page is complete. Returns the number of the line after the last one seen (on a full pass:
+ * the exact line count).
+ */
+async function scanLines(
+  handle: FileHandle,
+  size: number,
+  units: Units,
+  from: number,
+  firstLine: number,
+  page: PageCollector,
+  index: IndexBuilder | null,
+  signal: AbortSignal | undefined,
+): Promise<number> {
+  const buf = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(size - from, 1)));
+  const u = units.size;
+  let pos = from;
+  let line = firstLine;
+  let lineStart = from;
+  let prevEndsWithCr = false;
+  while (pos < size) {
+    signal?.throwIfAborted();
+    const n = await readFully(handle, buf, Math.min(buf.length, size - pos), pos);
+    if (n === 0) break;
+    const chunk = buf.subarray(0, n);
+    index?.update(chunk);
+    let i = 0;
+    for (let p = findNewline(chunk, 0, units); p >= 0; p = findNewline(chunk, i, units)) {
+      const crlf = p >= u ? isCrAt(chunk, p - u, units) : prevEndsWithCr;
+      if (page.wants(line)) {
+        page.piece(line, chunk, i, crlf && p >= u ? p - u : p);
+        if (crlf && p < u) page.dropTail(line, u);
+      }
+      index?.lineEnded(crlf);
+      line++;
+      i = p + u;
+      lineStart = pos + i;
+      if (index && line % LINE_INDEX_STEP === 0) index.mark(lineStart);
+      if (!index && page.done(line)) return line;
+    }
+    if (i < n && page.wants(line)) page.piece(line, chunk, i, n);
+    prevEndsWithCr = n >= u && isCrAt(chunk, n - u, units);
+    pos += n;
+  }
+  // A final line without a newline counts; its bytes were collected with the chunk that held them.
+  return lineStart < pos ? line + 1 : line;
+}
+
+/** Prefix of `text` at most `room` code units long, never ending on a lone high surrogate. */
+function cutAtCodePoint(text: string, room: number): string {
+  let cut = Math.max(0, Math.min(room, text.length));
+  const last = text.charCodeAt(cut - 1);
+  if (cut > 0 && last >= 0xd800 && last <= 0xdbff) cut--;
+  return text.slice(0, cut);
+}
+
+/** Page fields computed from the collected lines. */
+type Assembled = Pick<Page, "content" | "returnedLines" | "clippedLines" | "truncated" | "nextOffset">;
+
+/**
+ * Builds `content` from the collected lines under the character cap. A line that does not fit
+ * ends the page before it, unless it is the page's first line: then it is clipped between code
+ * points and marked, and the next page starts after it.
+ */
+function assemble(page: PageCollector, encoding: TextEncoding, req: PageRequest, totalLines: number, sizeBytes: number): Assembled {
+  const decoder = new TextDecoder(encoding);
+  let content = "";
+  let returned = 0;
+  const clippedLines: number[] = [];
+  for (const [k, entry] of page.lines.entries()) {
+    const lineNo = page.first + k;
+    const bytes = Buffer.concat(entry.parts);
+    // A clipped line ends mid-way: decode in stream mode so a cut character is dropped, not U+FFFD.
+    const text = entry.clipped ? new TextDecoder(encoding).decode(bytes, { stream: true }) : decoder.decode(bytes);
+    if (text.includes("\u0000")) {
+      throw new ToolError("binary_file", "The file is binary (it contains NUL bytes); read_file returns text only.", {
+        size_bytes: sizeBytes,
+        reason: "nul_byte",
+        line: lineNo + 1,
+      });
+    }
+    const prefix = req.lineNumbers ? `${String(lineNo + 1).padStart(6)}| ` : "";
+    const piece = (returned > 0 ? "\n" : "") + prefix + text;
+    if (!entry.clipped && content.length + piece.length <= req.maxChars) {
+      content += piece;
+      returned++;
+      continue;
+    }
+    if (returned === 0) {
+      content = prefix + cutAtCodePoint(text, req.maxChars - prefix.length);
+      returned = 1;
+      clippedLines.push(lineNo + 1);
+    }
+    break;
+  }
+  const next = page.first + returned;
+  return {
+    content,
+    returnedLines: returned,
+    clippedLines,
+    truncated: clippedLines.length > 0 || next < totalLines,
+    nextOffset: next < totalLines ? next : null,
+  };
+}
+
+/** Bytes worth collecting for a `maxChars` page: enough to fill it in any encoding. */
+function byteBudget(maxChars: number): number {
+  return 4 * maxChars + 16;
+}
+
+/**
+ * One full pass from the start: sniff, hash, count, index, and collect the page. Caches the
+ * index when the file did not change during the pass.
+ */
+async function fullPass(handle: FileHandle, req: PageRequest, page: PageCollector): Promise<LineIndex> {
+  const st = await handle.stat();
+  const sample = Buffer.alloc(Math.min(SNIFF_BYTES, st.size));
+  const got = await readFully(handle, sample, sample.length, 0);
+  const sniffed = await sniffText(sample.subarray(0, got), st.size);
+  const builder = new IndexBuilder(sniffed, sample.subarray(0, sniffed.bomLength));
+  const total = await scanLines(handle, st.size, unitsOf(sniffed), sniffed.bomLength, 0, page, builder, req.signal);
+  const index = builder.finish(total);
+  const after = await handle.stat();
+  if (after.size === st.size && after.mtimeMs === st.mtimeMs && after.ctimeMs === st.ctimeMs) putLineIndex(st, index);
+  return index;
+}
+
+function checkOffset(offset: number, totalLines: number): void {
+  if (offset > 0 && offset >= totalLines) {
+    throw new ToolError("offset_out_of_range", `offset ${offset} is past the end of the file (${totalLines} lines).`, {
+      offset,
+      total_lines: totalLines,
+    });
+  }
+}
+
+/**
+ * Reads one page of a text file from an open handle (opened with `openForRead`).
+ *
+ * @param handle a regular file opened for reading; not closed here
+ * @param req offset (lines skipped, 0-based), limit (lines), maxChars (UTF-16 code units), line numbers
+ * @returns the page and whole-file facts (see `Page`)
+ * @throws ToolError `offset_out_of_range` (detail `{offset, total_lines}`) when `offset` >= the
+ *   line count and `offset` > 0 (an empty file read at offset 0 is an empty page, C12);
+ *   `binary_file` / `encoding_unsupported` from sniffing (C10) or a NUL in the returned lines
+ */
+export async function readPage(handle: FileHandle, req: PageRequest): Promise<Page> {
+  const st = await handle.stat();
+  const page = new PageCollector(req.offset, req.offset + req.limit, byteBudget(req.maxChars));
+  let index = getLineIndex(st);
+  if (index) {
+    checkOffset(req.offset, index.totalLines);
+    const step = Math.floor(req.offset / LINE_INDEX_STEP);
+    const from = index.lineStarts[Math.min(step, index.lineStarts.length - 1)];
+    const firstLine = Math.min(step, index.lineStarts.length - 1) * LINE_INDEX_STEP;
+    await scanLines(handle, st.size, unitsOf(index.sniffed), from, firstLine, page, null, req.signal);
+  } else {
+    index = await fullPass(handle, req, page);
+    checkOffset(req.offset, index.totalLines);
+  }
+  return {
+    ...assemble(page, index.sniffed.encoding, req, index.totalLines, st.size),
+    totalLines: index.totalLines,
+    encoding: index.sniffed.encoding,
+    ...(index.invalidUtf8 ? { encodingWarning: "invalid_utf8" as const } : {}),
+    bom: index.sniffed.bomLength > 0,
+    eol: index.eol,
+    sha256: index.sha256,
+    sizeBytes: st.size,
+  };
+}
