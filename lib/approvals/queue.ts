@@ -28,7 +28,7 @@ export interface PendingDetail {
 
 /** Outcome of a reviewer's decision request. */
 export type DecisionResult =
-  | { ok: true; status: string; envelope: Envelope }
+  | { ok: true; status: string; envelope: Envelope | null }
   | { ok: false; error: ErrorBody };
 
 /**
@@ -73,9 +73,10 @@ export async function expireDue(): Promise<number> {
 }
 
 /**
- * Approves a pending call and runs it (here, now) with its exact queued arguments, or with the
+ * Approves a pending call, which then runs once with its exact queued arguments, or with the
  * reviewer's edited content for write_file (`content`), which the log keeps beside the original.
- * @returns the call's envelope once it ran; `not_found`, `approval_expired`, `invalid_arguments`
+ * @returns the call's envelope once it ran (null if the owning instance has not run it within the
+ *   wait bound; it still will); `not_found`, `approval_expired`, `invalid_arguments`
  *   (content given for another tool) or `conflict` (detail.reason "already_decided") otherwise.
  */
 export async function approveCall(callId: string, reviewer: string, edit?: { content?: string }): Promise<DecisionResult> {
@@ -95,8 +96,9 @@ export async function approveCall(callId: string, reviewer: string, edit?: { con
     args = { ...args, content: edit.content };
     editedArgsJson = JSON.stringify(args);
   }
-  const parsed = tool.input.safeParse(args);
-  if (!parsed.success) return { ok: false, error: errorBody("invalid_arguments", "The edited arguments are not valid for this tool.") };
+  if (!tool.input.safeParse(args).success) {
+    return { ok: false, error: errorBody("invalid_arguments", "The edited arguments are not valid for this tool.") };
+  }
 
   const actor = `reviewer:${reviewer}`;
   const approved = await transition(callId, ["pending"], "approved", {
@@ -110,22 +112,68 @@ export async function approveCall(callId: string, reviewer: string, edit?: { con
     const now = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true } });
     return alreadyDecided(callId, now?.status ?? "unknown");
   }
-  const running = await transition(callId, ["approved"], "running", { actor, startedAt: new Date() });
-  if (!running) return alreadyDecided(callId, "approved");
+  // The instance that owns the workspace runs the call: this one right now, or the owner when
+  // it sees the approval (LISTEN/NOTIFY or its poll). Either way this request waits for it.
+  const owner = await db().workspace.findUnique({ where: { id: row.workspaceId }, select: { hostId: true } });
+  const envelope =
+    (owner?.hostId === getConfig().hostId ? await runApproved(callId) : null) ??
+    (await waitForOutcome(callId, getConfig().approvalWaitMaxMs));
+  const final = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true } });
+  return { ok: true, status: final?.status ?? "unknown", envelope };
+}
 
+/**
+ * Runs an approved call on this instance, once: the approved → running move is conditional, so
+ * when several instances or requests try, exactly one runs it.
+ * @returns the call's envelope, or null when this caller did not get to run it (someone else
+ *   did, it is not approved, or its workspace is not served by this instance).
+ */
+export async function runApproved(callId: string): Promise<Envelope | null> {
+  const row = await db().toolCall.findUnique({ where: { id: callId } });
+  const workspace = await currentWorkspace();
+  if (!row || row.status !== "approved" || row.workspaceId !== workspace.id) return null;
+  const tool = getTool(row.tool);
+  const argsJson = row.editedArgsJson ?? row.execArgsJson;
+  if (!tool || !argsJson) return null;
+  const parsed = tool.input.safeParse(JSON.parse(argsJson));
+  const actor = `reviewer:${row.reviewer ?? "unknown"}`;
+  if (!(await transition(callId, ["approved"], "running", { actor, startedAt: new Date() }))) return null;
+  if (!parsed.success) {
+    const envelope = failure(callId, errorBody("invalid_arguments", "The approved arguments are no longer valid for this tool."));
+    await finishCall(callId, ["running"], "failed", envelope, { actor });
+    return envelope;
+  }
   const pending = JSON.parse(row.pendingJson ?? "{}") as Partial<PendingDetail>;
   const queuedSha = pending.preview && "targetSha256" in pending.preview ? pending.preview.targetSha256 ?? null : undefined;
-  const envelope = await executeCall({
+  return executeCall({
     callId,
     tool,
     args: parsed.data,
-    workspace: await currentWorkspace(),
+    workspace,
     notes: {},
     actor,
     ...(queuedSha !== undefined && { queuedTargetSha256: queuedSha }),
   });
-  const final = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true } });
-  return { ok: true, status: final?.status ?? "unknown", envelope };
+}
+
+/**
+ * Runs every approved call of this instance's workspace that nobody has started (approvals
+ * decided on another instance, or left approved by a restart).
+ * @returns how many it ran.
+ */
+export async function runApprovedBacklog(): Promise<number> {
+  const workspace = await currentWorkspace();
+  const owner = await db().workspace.findUnique({ where: { id: workspace.id }, select: { hostId: true } });
+  if (owner?.hostId !== getConfig().hostId) return 0;
+  const rows = await db().toolCall.findMany({
+    where: { workspaceId: workspace.id, status: "approved" },
+    orderBy: { decidedAt: "asc" },
+    select: { id: true },
+    take: 50,
+  });
+  let ran = 0;
+  for (const { id } of rows) if (await runApproved(id)) ran++;
+  return ran;
 }
 
 /**
@@ -198,16 +246,17 @@ export async function listPending(limit = 200): Promise<PendingCallView[]> {
 }
 
 /**
- * Calls this host left "running" or "approved" when it stopped are marked "interrupted" at start:
- * they may or may not have taken effect, and they are never run again. Pending calls stay pending.
+ * Calls this host left "running" when it stopped are marked "interrupted" at start: they may or
+ * may not have taken effect, and they are never run again. Pending calls stay pending; approved
+ * calls that never started are run by `runApprovedBacklog`.
  * @returns how many were marked.
  */
 export async function markInterrupted(hostId: string): Promise<number> {
-  const rows = await db().toolCall.findMany({ where: { hostId, status: { in: ["running", "approved"] } }, select: { id: true, status: true } });
+  const rows = await db().toolCall.findMany({ where: { hostId, status: "running" }, select: { id: true, status: true } });
   let count = 0;
   for (const row of rows) {
     const envelope = failure(row.id, errorBody("internal", "The server stopped while this call was running; check the file before retrying.", { reason: "interrupted" }));
-    if (await finishCall(row.id, [row.status as "running" | "approved"], "interrupted", envelope, { actor: "system" })) count++;
+    if (await finishCall(row.id, ["running"], "interrupted", envelope, { actor: "system" })) count++;
   }
   return count;
 }

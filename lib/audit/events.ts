@@ -1,6 +1,7 @@
 import { canonicalJson } from "@/lib/canonical-json";
 import { db, dbProvider } from "@/lib/db";
 import { publish, type BusEvent } from "@/lib/events/bus";
+import { announce } from "@/lib/events/fanout";
 import { sha256Hex } from "@/lib/ids";
 import { withLock } from "@/lib/mutex";
 
@@ -62,6 +63,7 @@ export async function appendEvent(input: AppendEventInput): Promise<BusEvent> {
     createdAt: stored.createdAt.toISOString(),
   };
   publish(event);
+  await announce(event);
   return event;
 }
 

@@ -2,13 +2,14 @@ import { z } from "zod";
 import { getConfig } from "@/lib/config";
 import { errorBody, toErrorBody, ToolError, type ErrorBody } from "@/lib/errors";
 import { newId } from "@/lib/ids";
-import { failure, type Envelope } from "@/lib/result";
+import { failure, success, type Envelope } from "@/lib/result";
 import { finishCall, recordReceived, transition } from "@/lib/audit/calls";
 import { decide } from "@/lib/policy/decide";
 import { buildChildEnv } from "@/lib/exec/child-env";
 import type { PolicyInput, PolicyVerdict } from "@/lib/policy/types";
 import { getTool } from "@/lib/tools/registry";
-import type { AuditNotes, ToolDefinition, ToolPreview, Workspace } from "@/lib/tools/define-tool";
+import type { AuditNotes, BackupStore, ToolContext, ToolDefinition, ToolPreview, ToolSubject, Workspace } from "@/lib/tools/define-tool";
+import { backupStoreFor } from "@/lib/backups/store";
 import { resolveInWorkspace, type FencedPath } from "@/lib/workspace/fence";
 import { executeCall } from "@/lib/gateway/execute";
 import { loadRules } from "@/lib/gateway/rules";
@@ -44,6 +45,14 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Called once when the call is queued for approval (MCP progress notifications). */
   onPending?: (callId: string) => void;
+  /**
+   * Decide only (the Claude Code hook, door "hook"): the agent's own tool carries the call out,
+   * so the pipeline records, parses, fences, decides and queues as usual but never runs the tool.
+   * An allowed or approved call finishes "succeeded" with data `{executed: false, decision, …}`;
+   * a failing preview becomes a warning for the reviewer instead of an answer; and a call still
+   * undecided when `waitMs` ends expires at once (603), since nobody will collect it later.
+   */
+  external?: boolean;
 }
 
 /**
@@ -89,7 +98,13 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
   if (!parsed.success) return reject(invalidArguments(parsed.error));
   const args = parsed.data;
 
-  const subject = tool.subject(args);
+  const readOnly = readOnlyContext(callId, workspace);
+  let subject: ToolSubject;
+  try {
+    subject = await tool.subject(args, readOnly);
+  } catch (err) {
+    return reject(toErrorBody(err));
+  }
   const fenced = await fenceSubject(workspace, subject.paths ?? [], subject.command?.cwd);
   if ("error" in fenced) return reject(fenced.error, fenced.notes);
 
@@ -117,12 +132,15 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
     let preview: ToolPreview = {};
     if (tool.preview) {
       try {
-        preview = await tool.preview(args, previewContext(callId, workspace));
+        preview = await tool.preview(args, readOnly);
       } catch (err) {
-        // The call itself would fail the same way: answer now, nothing to approve.
-        return reject(toErrorBody(err), notes);
+        // The call itself would fail the same way: answer now, nothing to approve. An external
+        // call is not ours to fail: the reviewer sees why no diff could be made.
+        if (!options.external) return reject(toErrorBody(err), notes);
+        preview = { warnings: [`no preview: ${toErrorBody(err).message}`] };
       }
     }
+    const waitMs = Math.max(0, Math.min(options.waitMs, config.approvalWaitMaxMs));
     const queued = await transition(callId, ["received"], "pending", {
       actor: "system",
       eventData: { tool: tool.name, reasons: verdict.reasons },
@@ -130,15 +148,22 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
       pathRaw: notes.pathRaw,
       pathResolved: notes.pathResolved,
       target: notes.target?.slice(0, 2000),
-      pendingJson: JSON.stringify({ preview, verdict }),
+      pendingJson: JSON.stringify({ preview, verdict, ...(options.external && { external: true }) }),
       execArgsJson: JSON.stringify(args),
-      expiresAt: new Date(Date.now() + config.approvalExpiryMs),
+      expiresAt: new Date(Date.now() + (options.external ? waitMs : config.approvalExpiryMs)),
     });
     if (!queued) throw new Error(`call ${callId} left "received" unexpectedly`);
     options.onPending?.(callId);
     void notifyPending(callId);
-    const waitMs = Math.max(0, Math.min(options.waitMs, config.approvalWaitMaxMs));
-    return (await waitForOutcome(callId, waitMs, options.signal)) ?? pendingEnvelope(callId, verdict);
+    const outcome = await waitForOutcome(callId, waitMs, options.signal);
+    if (outcome) return outcome;
+    return options.external ? expireExternal(callId, waitMs) : pendingEnvelope(callId, verdict);
+  }
+
+  if (options.external) {
+    const envelope = success(callId, { executed: false, decision: "allow", reasons: verdict.reasons, rule: verdict.rule });
+    await finishCall(callId, ["received"], "succeeded", envelope, { actor: "system", notes, extra: decisionColumns });
+    return envelope;
   }
 
   const moved = await transition(callId, ["received"], "running", {
@@ -148,6 +173,22 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
   });
   if (!moved) throw new Error(`call ${callId} left "received" unexpectedly`);
   return executeCall({ callId, tool, args, workspace, notes, actor: "system" });
+}
+
+/**
+ * Ends an external call nobody decided within `waitMs` as "expired" (603). When a reviewer decided
+ * in the same instant (the conditional update lost), that decision's envelope is returned instead.
+ */
+async function expireExternal(callId: string, waitMs: number): Promise<Envelope> {
+  const envelope = failure(
+    callId,
+    errorBody("approval_expired", `No reviewer decided within ${Math.round(waitMs / 1000)} s; the call was not approved.`, {
+      call_id: callId,
+      waited_ms: waitMs,
+    }),
+  );
+  if (await finishCall(callId, ["pending"], "expired", envelope, { actor: "system", extra: { decidedAt: new Date() } })) return envelope;
+  return (await waitForOutcome(callId, 5000)) ?? envelope;
 }
 
 /** The 601 envelope: the call waits for a reviewer; poll `status_url` or call get_call. */
@@ -230,14 +271,18 @@ async function decidePolicy(
   return decide(input, await loadRules());
 }
 
-/** A context for `preview`: no backups may be made and nothing is noted. */
-function previewContext(callId: string, workspace: Workspace) {
-  const noBackups = {
+/**
+ * A context for `subject` and `preview`: backups can be read but not made, and nothing is noted
+ * (the preview runs before a reviewer decided anything).
+ */
+function readOnlyContext(callId: string, workspace: Workspace): ToolContext {
+  const store = backupStoreFor(workspace.id, callId);
+  const backups: BackupStore = {
+    get: store.get,
+    list: store.list,
     save: async () => {
-      throw new Error("preview must not make backups");
+      throw new Error("a preview must not make backups");
     },
-    get: async () => null,
-    list: async () => ({ items: [], total: 0 }),
   };
-  return { callId, workspace, config: getConfig(), signal: new AbortController().signal, note: () => {}, backups: noBackups };
+  return { callId, workspace, config: getConfig(), signal: new AbortController().signal, note: () => {}, backups };
 }

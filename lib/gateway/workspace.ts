@@ -36,8 +36,9 @@ export function workspaceIdFor(root: string): string {
 }
 
 /**
- * The workspace this process serves (from AGENT_REACH_WORKSPACE), registered in the database
- * with this instance's host id. Cached for the life of the process.
+ * The workspace this process serves (from AGENT_REACH_WORKSPACE), registered in the database.
+ * The instance that registers it last (at start-up) owns it: approved calls of a workspace run on
+ * its owner, whichever instance the reviewer used. Cached for the life of the process.
  */
 export function currentWorkspace(): Promise<Workspace> {
   globalForWs.agentReachWorkspace ??= (async () => {
@@ -47,7 +48,7 @@ export function currentWorkspace(): Promise<Workspace> {
     await db().workspace.upsert({
       where: { id },
       create: { id, root, hostId: config.hostId },
-      update: {},
+      update: { hostId: config.hostId },
     });
     return { id, root, configuredRoot: config.workspaceRoot };
   })().catch((err) => {

@@ -100,6 +100,12 @@ export interface ToolPreview {
   warnings?: string[];
 }
 
+/** Read-only lookups available to `subject` (no backups are made, nothing is noted). */
+export interface SubjectContext {
+  workspace: Workspace;
+  backups: Pick<BackupStore, "get" | "list">;
+}
+
 /** What the policy engine needs to know about a call's subject. */
 export interface ToolSubject {
   /** Path arguments, raw as sent (fenced by the gateway before the policy runs). */
@@ -126,8 +132,11 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType, Output = u
     idempotentHint: boolean;
     openWorldHint: boolean;
   };
-  /** What the call is about, for fencing, policy and audit. */
-  subject(args: z.infer<Schema>): ToolSubject;
+  /**
+   * What the call is about, for fencing, policy and audit. Runs before the policy, so it must
+   * not have side effects; `ctx` gives read-only lookups (e.g. the path of a backup).
+   */
+  subject(args: z.infer<Schema>, ctx: SubjectContext): ToolSubject | Promise<ToolSubject>;
   /** For calls that may wait for approval: the proposed change, computed without side effects. */
   preview?(args: z.infer<Schema>, ctx: ToolContext): Promise<ToolPreview>;
   /**
