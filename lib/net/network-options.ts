@@ -1,0 +1,60 @@
+import dns from "node:dns";
+import type { AddressAllowances } from "@/lib/net/address-policy";
+
+/**
+ * Process-wide network settings of fetch_url: how host names are resolved and which blocked
+ * address classes are relaxed. The default is the system resolver (getaddrinfo, so /etc/hosts
+ * counts) and strict blocking. Tests swap in a resolver that answers from a table, and allow
+ * only their own loopback listener, with `setFetchNetworkOptionsForTests`.
+ */
+
+/** One resolved address. */
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/**
+ * Resolves a host name (no trailing dot, lower case, never an IP literal) to every address it
+ * has. Rejects with an Error carrying an errno `code` (e.g. "ENOTFOUND") when it has none.
+ */
+export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
+
+export interface FetchNetworkOptions extends AddressAllowances {
+  resolve: Resolver;
+  /**
+   * PEM certificates trusted in addition to Node's bundled roots (tests: a test CA signing the
+   * loopback HTTPS server's certificate). Certificate and host name checks are never turned off.
+   */
+  extraCaCertificates?: readonly string[];
+}
+
+/** The system resolver: every address getaddrinfo returns, in its order. */
+export const systemResolver: Resolver = async (hostname) => {
+  const answers = await dns.promises.lookup(hostname, { all: true, verbatim: true });
+  return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+};
+
+const DEFAULTS: FetchNetworkOptions = { resolve: systemResolver, allowAddresses: [], allowPrivateNetworks: false };
+
+let current: FetchNetworkOptions = DEFAULTS;
+
+/** The settings in force. */
+export function fetchNetworkOptions(): FetchNetworkOptions {
+  return current;
+}
+
+/**
+ * Replaces some settings for the rest of the process (tests only: a table resolver, the test's
+ * own loopback address in `allowAddresses`, a test CA). Metadata endpoints stay blocked whatever
+ * is set.
+ *
+ * @param options settings to change; the others keep their defaults
+ * @returns a function that restores the defaults (call it in `afterEach`)
+ */
+export function setFetchNetworkOptionsForTests(options: Partial<FetchNetworkOptions>): () => void {
+  current = { ...DEFAULTS, ...options };
+  return () => {
+    current = DEFAULTS;
+  };
+}
