@@ -29,8 +29,11 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   { kind: "bearer_token", re: /\b(?:Bearer|Token)\s+([A-Za-z0-9._~+/=-]{16,})/g, group: 1 },
   { kind: "url_password", re: /\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:([^\s@/]+)@/gi, group: 1 },
   {
+    // env-style or YAML assignments (`DB_PASSWORD=…`, `api_key: "…"`) whose value is the whole
+    // rest of the line and does not look like code (no brackets or parentheses), so source code
+    // such as `password = form["password"]` stays readable.
     kind: "secret_assignment",
-    re: /\b[A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)[A-Za-z0-9_.-]*\s*[:=]\s*["']?([^\s"'#,;]{4,})/gi,
+    re: /^[ \t]*(?:export[ \t]+)?["']?[A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)[A-Za-z0-9_.-]*["']?[ \t]*[:=][ \t]*["']?([^\s"'#,;()[\]{}<>]{4,})["']?[ \t]*,?[ \t]*$/gim,
     group: 1,
   },
 ];

@@ -1,5 +1,6 @@
 import { getConfig } from "@/lib/config";
 import { toErrorBody, ToolError } from "@/lib/errors";
+import { redactValue } from "@/lib/redact";
 import { failure, success, type Envelope } from "@/lib/result";
 import { finishCall } from "@/lib/audit/calls";
 import { backupStoreFor } from "@/lib/backups/store";
@@ -44,7 +45,10 @@ export async function executeCall(input: {
   let status: "succeeded" | "failed" | "conflict";
   try {
     const data = await tool.run(input.args, ctx);
-    envelope = success(callId, data);
+    // What a tool read from the workspace, the shell or the network reaches the agent with known
+    // credential formats and this server's own secrets masked (a write's result only echoes what
+    // the agent sent). The stored copy is redacted again by storedJson.
+    envelope = success(callId, tool.risk === "write" ? data : redactValue(data));
     status = "succeeded";
   } catch (err) {
     if (!(err instanceof ToolError)) console.error(`[agent-reach] ${tool.name} ${callId} failed:`, err);

@@ -5,7 +5,6 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { buildIfNeeded } from "@/scripts/build-if-needed";
-import { createPgDatabase, testPgUrl } from "@/tests/helpers/pg";
 
 /**
  * Starts the real product for door tests: `scripts/start.ts` (the same code `npm start` runs)
@@ -20,6 +19,8 @@ export interface TestServer {
   workspace: string;
   dataDir: string;
   databaseUrl: string;
+  /** pid of the Next.js server process (child of scripts/start.ts). */
+  pid: number;
   /** Calls a tool over HTTP; returns status, headers and parsed JSON. */
   call(tool: string, args: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
   /** A request with the reviewer token. */
@@ -52,6 +53,16 @@ export async function ensureBuilt(): Promise<void> {
   }
 }
 
+/** First child pid of `pid` (Linux /proc), or null. */
+function childPid(pid: number): number | null {
+  try {
+    const children = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
+    return children.length ? Number(children[0]) : null;
+  } catch {
+    return null;
+  }
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
@@ -74,14 +85,27 @@ export interface StartOptions {
   env?: Record<string, string>;
 }
 
+/**
+ * A fresh database for a new server: on the test PostgreSQL server when the test runs in the
+ * "postgres" project, else a SQLite file in the data dir. (Imported lazily so benchmarks can use
+ * this launcher outside vitest.)
+ */
+async function defaultDatabaseUrl(dataDir: string): Promise<string> {
+  if (process.env.VITEST) {
+    const { createPgDatabase, testPgUrl } = await import("@/tests/helpers/pg");
+    const pg = testPgUrl();
+    if (pg) return createPgDatabase(pg);
+  }
+  return `file:${path.join(dataDir, "agent-reach.db")}`;
+}
+
 export async function startTestServer(options: StartOptions = {}): Promise<TestServer> {
   await ensureBuilt();
   const base = await fsp.realpath(os.tmpdir());
   const workspace = options.workspace ?? (await fsp.mkdtemp(path.join(base, "ar-ws-")));
   const dataDir = options.dataDir ?? (await fsp.mkdtemp(path.join(base, "ar-data-")));
   const port = options.port ?? (await freePort());
-  const pg = testPgUrl();
-  const databaseUrl = options.databaseUrl ?? (pg ? await createPgDatabase(pg) : `file:${path.join(dataDir, "agent-reach.db")}`);
+  const databaseUrl = options.databaseUrl ?? (await defaultDatabaseUrl(dataDir));
   const agentToken = "ar_agent_test_0123456789abcdefghijklmnopqrstuvwxyz";
   const reviewerToken = "ar_rev_test_0123456789abcdefghijklmnopqrstuvwxyz";
   const reviewerPassword = "test-reviewer-password";
@@ -137,6 +161,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     workspace,
     dataDir,
     databaseUrl,
+    pid: childPid(child.pid!) ?? child.pid!,
     async call(tool, args, headers = {}) {
       const res = await fetch(`${url}/api/tools/${tool}`, {
         method: "POST",

@@ -37,3 +37,18 @@ describe("redaction", () => {
     expect(out.note).not.toContain("ar_agent_server_own_token_value_123456");
   });
 });
+
+describe("redaction of env-style assignments", () => {
+  it.each([
+    ["DB_PASSWORD=hunter2hunter2", true],
+    ["export API_KEY='abcd1234efgh'", true],
+    ["  client_secret: s3cr3tvalue", true],
+    ['"token": "abcdefghijkl",', true],
+    ["password = request.form['password']", false],
+    ["const token = getToken();", false],
+    ["if (secret == null) return;", false],
+    ["token: ${{ secrets.GITHUB_TOKEN }}", false],
+  ])("%s → masked: %s", (line, masked) => {
+    expect(redactText(line) !== line).toBe(masked);
+  });
+});
