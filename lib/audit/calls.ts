@@ -11,7 +11,7 @@ import { appendEvent } from "@/lib/audit/events";
  * The ToolCall rows of the audit log. A row is written when a call is received (before anything
  * runs) and moves through these statuses:
  *
- *   received → running → succeeded | failed | conflict
+ *   received → running → succeeded | failed | conflict | rejected (the tool refused: stale content, no match, …)
  *   received → pending → approved → running → …            (a reviewer approved)
  *   received → pending → rejected | expired                 (a reviewer rejected / nobody decided)
  *   received → rejected                                     (bad arguments, path outside the fence)

@@ -14,6 +14,13 @@ export function shutdownSignal(): AbortSignal {
 }
 
 /**
+ * Errors that mean the tool tried and could not (status "failed"); every other error is a refusal
+ * before any effect (status "rejected": stale content, no match, binary file, SSRF …), as the
+ * field cases log them.
+ */
+const FAILURES = new Set<string>(["internal", "write_failed", "command_failed_to_start", "fetch_failed", "fetch_timeout"]);
+
+/**
  * Runs a call that is already in status "running" and stores its outcome.
  * Used for allowed calls and for approved ones (`queuedTargetSha256` then carries the target's
  * hash at queue time, so a write refuses with `conflict` when the file changed since).
@@ -42,7 +49,7 @@ export async function executeCall(input: {
     ...(input.queuedTargetSha256 !== undefined && { queuedTargetSha256: input.queuedTargetSha256 }),
   };
   let envelope: Envelope;
-  let status: "succeeded" | "failed" | "conflict";
+  let status: "succeeded" | "failed" | "conflict" | "rejected";
   try {
     const data = await tool.run(input.args, ctx);
     // What a tool read from the workspace, the shell or the network reaches the agent with known
@@ -54,7 +61,7 @@ export async function executeCall(input: {
     if (!(err instanceof ToolError)) console.error(`[agent-reach] ${tool.name} ${callId} failed:`, err);
     const body = toErrorBody(err);
     envelope = failure(callId, body);
-    status = body.name === "conflict" ? "conflict" : "failed";
+    status = body.name === "conflict" ? "conflict" : FAILURES.has(body.name) ? "failed" : "rejected";
   }
   const bytesOut = Buffer.byteLength(JSON.stringify(envelope));
   await finishCall(callId, ["running"], status, envelope, {
