@@ -17,6 +17,7 @@ const EnvSchema = z.object({
   AGENT_REACH_LOG: z.string().min(1).optional(),
   AGENT_REACH_PUBLIC_URL: z.string().url().optional(),
   AGENT_REACH_READ_MAX_CHARS: z.coerce.number().int().min(200).max(1_000_000).default(12_000),
+  AGENT_REACH_SEARCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   AGENT_REACH_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(16 * 1024 * 1024),
   AGENT_REACH_APPROVAL_WAIT_DEFAULT_S: z.coerce.number().min(0).max(3600).default(30),
   AGENT_REACH_APPROVAL_WAIT_MAX_S: z.coerce.number().min(0).max(3600).default(120),
@@ -44,6 +45,8 @@ export interface Config {
   readMaxChars: number;
   /** Largest accepted request body (bytes). */
   maxBodyBytes: number;
+  /** Time budget of search_files' matching (ms, worker thread); past it the call answers regex_timeout. */
+  searchTimeoutMs: number;
   /** Default wait for a decision when a call asks (ms), used when the agent sends no `Prefer: wait`. */
   approvalWaitDefaultMs: number;
   /** Upper bound on any wait for a decision (ms). */
@@ -78,6 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: e.AGENT_REACH_PUBLIC_URL ?? `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
     readMaxChars: e.AGENT_REACH_READ_MAX_CHARS,
     maxBodyBytes: e.AGENT_REACH_MAX_BODY_BYTES,
+    searchTimeoutMs: e.AGENT_REACH_SEARCH_TIMEOUT_MS,
     approvalWaitDefaultMs: e.AGENT_REACH_APPROVAL_WAIT_DEFAULT_S * 1000,
     approvalWaitMaxMs: e.AGENT_REACH_APPROVAL_WAIT_MAX_S * 1000,
     approvalExpiryMs: e.AGENT_REACH_APPROVAL_EXPIRY_S * 1000,

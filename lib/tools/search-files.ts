@@ -5,6 +5,7 @@ import { defineTool, type ToolContext } from "@/lib/tools/define-tool";
 import { openForRead, resolveInWorkspace, type FencedPath } from "@/lib/workspace/fence";
 import { HEAVY_DIRS, walkTree, type TreeEntry } from "@/lib/workspace/read-tree";
 import { SNIFF_BYTES, sniffText } from "@/lib/workspace/read-sniff";
+import { LineMatcher, MatchFailure, type LineHit } from "@/lib/workspace/search-matcher";
 
 /** Deepest directory level walked. */
 const MAX_DEPTH = 64;
@@ -18,6 +19,9 @@ const MAX_TOTAL_BYTES = 256 * 1024 * 1024;
 const MAX_LINE_CHARS = 300;
 /** Characters shown before the match when a line is windowed. */
 const LEAD_CHARS = 80;
+/** Characters of the query quoted in an error message. */
+const QUOTE_CHARS = 120;
+
 
 /** Arguments of search_files (at least one of `pattern` / `query`, checked in `run`). */
 export const SearchFilesInput = z
@@ -82,17 +86,30 @@ function compileGlob(glob: string, argument: string): (path: string) => boolean 
   }
 }
 
-/** The query as a RegExp (literal text escaped unless `regex`). */
-function compileQuery(args: SearchArgs): RegExp {
+/** The query as RegExp source and flags (literal text escaped unless `regex`), checked by compiling it. */
+function compileQuery(args: SearchArgs): { source: string; flags: string } {
   const source = args.regex ? args.query! : args.query!.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const flags = args.case_sensitive ? "" : "i";
   try {
-    return new RegExp(source, args.case_sensitive ? "" : "i");
+    new RegExp(source, flags);
   } catch (err) {
-    throw new ToolError("invalid_arguments", `Invalid regular expression: ${(err as Error).message}`, {
+    throw new ToolError("invalid_arguments", `Invalid regular expression ${quote(args.query!)}: ${regexCause(err)}.`, {
       reason: "invalid_regex",
       argument: "query",
     });
   }
+  return { source, flags };
+}
+
+/** The query for a message: JSON-quoted, cut to QUOTE_CHARS characters (a query may be megabytes long). */
+function quote(query: string): string {
+  return JSON.stringify(query.length > QUOTE_CHARS ? `${query.slice(0, QUOTE_CHARS)}…` : query);
+}
+
+/** What V8 says is wrong, without the pattern it repeats ("Invalid regular expression: /…/i: Unterminated group"). */
+function regexCause(err: unknown): string {
+  const message = (err as Error).message;
+  return message.slice(message.lastIndexOf(": ") + 2);
 }
 
 /** Slice of `s` from `start` to `end` that does not cut a surrogate pair at either end. */
@@ -157,20 +174,66 @@ async function readText(ctx: ToolContext, rel: string, scan: Scan): Promise<stri
   }
 }
 
-/** Adds the matching lines of `text` to the scan; returns false once `max` matches are exceeded. */
-function matchLines(text: string, rel: string, re: RegExp, max: number, scan: Scan): boolean {
-  const lines = text.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i].endsWith("\r") ? lines[i].slice(0, -1) : lines[i];
-    const m = re.exec(line);
-    if (!m) continue;
+/** Adds the hits of one file to the scan; returns false once `max` matches are exceeded. */
+function addHits(text: string, rel: string, hits: LineHit[], max: number, scan: Scan): boolean {
+  for (const hit of hits) {
     if (scan.matches.length === max) {
       scan.truncated = true;
       return false;
     }
-    scan.matches.push({ path: rel, line: i + 1, column: m.index + 1, text: windowLine(line, m.index) });
+    const line = text.slice(hit.start, hit.end);
+    scan.matches.push({ path: rel, line: hit.line, column: hit.index + 1, text: windowLine(line, hit.index) });
   }
   return true;
+}
+
+/**
+ * The error an agent gets when matching stopped (MatchFailure from the worker), all
+ * `invalid_arguments`: detail.reason "regex_timeout" (the call's budget ran out),
+ * "regex_too_complex" (backtracking stack or memory exhausted), "invalid_regex" / "query_too_long"
+ * (V8 cannot compile the pattern). An error rather than partial results: results cut off at an
+ * arbitrary file would read as a complete or merely capped search, while the fix (a simpler
+ * pattern, a literal query, a narrower include/path) is on the agent's side; detail.path names
+ * the file being searched when matching stopped, so it can also be excluded.
+ */
+function matchFailureError(failure: MatchFailure, args: SearchArgs, budgetMs: number, rel: string, scan: Scan): ToolError {
+  const detail = { argument: "query", path: rel, budget_ms: budgetMs, files_scanned: scan.filesScanned, matches_found: scan.matches.length };
+  const what = args.regex ? `The regular expression ${quote(args.query!)}` : `The query ${quote(args.query!)}`;
+  const narrow = "narrow the search with include or path";
+  switch (failure.kind) {
+    case "timeout":
+      return new ToolError(
+        "invalid_arguments",
+        args.regex
+          ? `${what} did not finish within the ${budgetMs} ms search budget (stopped in ${rel}); it most likely backtracks catastrophically (nested or overlapping quantifiers such as (a+)+, (.*)*, (\\w+\\s?)*). Simplify the pattern (no nested quantifiers, anchor it, use [^"]* instead of .*), ${narrow}, or search for a literal query (regex: false).`
+          : `${what} did not finish within the ${budgetMs} ms search budget (stopped in ${rel}). Search for a shorter, more distinctive part of it, or ${narrow}.`,
+        { reason: "regex_timeout", ...detail },
+      );
+    case "too_complex":
+      return new ToolError("invalid_arguments", `${what} is too complex to run on ${rel} (${failure.message}). Simplify it or ${narrow}.`, {
+        reason: "regex_too_complex",
+        ...detail,
+      });
+    case "invalid":
+      return new ToolError("invalid_arguments", `${what} cannot be compiled: ${regexCause(failure)}. ${args.regex ? "Simplify the pattern." : "Search for a shorter part of it."}`, {
+        reason: args.regex ? "invalid_regex" : "query_too_long",
+        ...detail,
+      });
+  }
+}
+
+/**
+ * Matches one file's text in the call's matcher and adds its hits; returns false once
+ * `max_results` is exceeded. Throws `invalid_arguments` (see matchFailureError) when matching stops.
+ */
+async function matchFile(matcher: LineMatcher, text: string, rel: string, args: SearchArgs, budgetMs: number, scan: Scan): Promise<boolean> {
+  let hits: LineHit[];
+  try {
+    hits = await matcher.match(text, args.max_results - scan.matches.length + 1);
+  } catch (err) {
+    throw err instanceof MatchFailure ? matchFailureError(err, args, budgetMs, rel, scan) : err;
+  }
+  return addHits(text, rel, hits, args.max_results, scan);
 }
 
 function workspaceRelative(base: FencedPath, entry: TreeEntry): string {
@@ -181,6 +244,8 @@ function workspaceRelative(base: FencedPath, entry: TreeEntry): string {
  * search_files: find files by glob, or lines by text / regular expression, under a workspace
  * directory. Walks without following symlinks, skips .git and node_modules unless `path` is
  * inside them, skips binary and very large files, and bounds entries and bytes scanned.
+ * Contents are matched in a worker thread with a time budget (lib/workspace/search-matcher.ts),
+ * so no query, however it backtracks, can stall the server.
  */
 export const searchFilesTool = defineTool({
   name: "search_files",
@@ -191,6 +256,7 @@ export const searchFilesTool = defineTool({
     'With query: returns matching lines as {path, line, column, text} (line is 1-based, ready for read_file offset = line - 1); narrow with include (glob) or pattern. query is literal text unless regex is true; case_sensitive defaults to true.',
     "Skips binary files, files over 8 MiB, symlinks, and .git / node_modules (unless path points inside them). Long lines are shown as a window around the match.",
     "truncated = true means there are more results than max_results (or a scan limit was hit): narrow the search.",
+    "A query that takes longer than the search time budget (a regex that backtracks catastrophically, e.g. (a+)+) fails with reason regex_timeout: simplify the regex or use a literal query.",
   ].join("\n"),
   input: SearchFilesInput,
   risk: "read",
@@ -203,7 +269,8 @@ export const searchFilesTool = defineTool({
     const filters = [args.pattern && compileGlob(args.pattern, "pattern"), args.include && compileGlob(args.include, "include")].filter(
       (f): f is (p: string) => boolean => typeof f === "function",
     );
-    const re = args.query ? compileQuery(args) : null;
+    const query = args.query ? compileQuery(args) : null;
+    const budgetMs = query ? ctx.config.searchTimeoutMs : 0;
     ctx.note({ pathRaw: args.path, target: args.path });
     const base = await resolveInWorkspace(ctx.workspace, args.path);
     ctx.note({ pathResolved: base.absolute, target: base.relative || "." });
@@ -217,36 +284,43 @@ export const searchFilesTool = defineTool({
     const expandHeavy = base.relative.split("/").some((c) => HEAVY_DIRS.has(c));
     const scan: Scan = { matches: [], files: [], filesScanned: 0, skipped: { binary: 0, too_large: 0, unreadable: 0 }, bytes: 0, truncated: false };
     let seen = 0;
-    for await (const entry of walkTree(base.absolute, {
-      maxDepth: MAX_DEPTH,
-      dontEnter: (e) => !expandHeavy && HEAVY_DIRS.has(e.name),
-      signal: ctx.signal,
-    })) {
-      if (++seen > MAX_SCAN_ENTRIES) {
-        scan.truncated = true;
-        break;
-      }
-      if (entry.type !== "file" || !filters.every((f) => f(entry.relative))) continue;
-      scan.filesScanned++;
-      const rel = workspaceRelative(base, entry);
-      if (!re) {
-        if (scan.files.length === args.max_results) {
+    let matcher: LineMatcher | null = null;
+    try {
+      for await (const entry of walkTree(base.absolute, {
+        maxDepth: MAX_DEPTH,
+        dontEnter: (e) => !expandHeavy && HEAVY_DIRS.has(e.name),
+        signal: ctx.signal,
+      })) {
+        if (++seen > MAX_SCAN_ENTRIES) {
           scan.truncated = true;
           break;
         }
-        scan.files.push(rel);
-        continue;
+        if (entry.type !== "file" || !filters.every((f) => f(entry.relative))) continue;
+        scan.filesScanned++;
+        const rel = workspaceRelative(base, entry);
+        if (!query) {
+          if (scan.files.length === args.max_results) {
+            scan.truncated = true;
+            break;
+          }
+          scan.files.push(rel);
+          continue;
+        }
+        const text = await readText(ctx, rel, scan);
+        if (scan.truncated) break;
+        if (text === null) continue;
+        matcher ??= await LineMatcher.open({ ...query, budgetMs, signal: ctx.signal });
+        if (!(await matchFile(matcher, text, rel, args, budgetMs, scan))) break;
       }
-      const text = await readText(ctx, rel, scan);
-      if (scan.truncated) break;
-      if (text !== null && !matchLines(text, rel, re, args.max_results, scan)) break;
+    } finally {
+      await matcher?.close();
     }
-    const count = re ? scan.matches.length : scan.files.length;
-    ctx.note({ truncated: scan.truncated, summary: `${count} ${re ? "matches" : "files"} under ${base.relative || "."}` });
+    const count = query ? scan.matches.length : scan.files.length;
+    ctx.note({ truncated: scan.truncated, summary: `${count} ${query ? "matches" : "files"} under ${base.relative || "."}` });
     return {
-      mode: re ? "content" : "files",
+      mode: query ? "content" : "files",
       path: base.relative || ".",
-      ...(re ? { matches: scan.matches } : { files: scan.files }),
+      ...(query ? { matches: scan.matches } : { files: scan.files }),
       truncated: scan.truncated,
       files_scanned: scan.filesScanned,
       files_skipped: scan.skipped,

@@ -1,8 +1,10 @@
 import fs from "node:fs/promises";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ToolError } from "@/lib/errors";
+import { loadConfig } from "@/lib/config";
 import { searchFilesTool, SearchFilesInput, type SearchFilesOutput } from "@/lib/tools/search-files";
+import { MAX_MATCHERS } from "@/lib/workspace/search-matcher";
 import { makeFixture, type Fixture } from "@/tests/helpers/fixture";
 import { makeToolContext, type TestContext } from "@/tests/helpers/tool-context";
 
@@ -141,5 +143,110 @@ describe("search_files", () => {
   it("records audit notes", async () => {
     await search(ctx, { query: "TODO", path: "src" });
     expect(ctx.notes).toMatchObject({ pathRaw: "src", pathResolved: f.at("src"), truncated: false });
+  });
+
+  it("does not report the empty string after a final newline as a line", async () => {
+    await f.put("gaps.txt", "a\n\nb\n");
+    const out = await search(ctx, { query: "^$", regex: true, include: "gaps.txt" });
+    expect(out.matches!.map((m) => m.line)).toEqual([2]);
+  });
+});
+
+/**
+ * Catastrophic queries: matching runs in a worker thread with a time budget, so the event loop
+ * keeps turning and the call ends with a clear error instead of stalling the server.
+ */
+describe("search_files against catastrophic queries", () => {
+  let f: Fixture;
+  let ctx: TestContext;
+  beforeEach(async () => {
+    f = await makeFixture();
+    ctx = makeToolContext(f.ws, { searchTimeoutMs: 300 });
+    await f.put("src/ok.ts", "const a = 'aaaa';\n");
+    await f.put("src/evil.txt", `${"a".repeat(40)}!\n`.repeat(3));
+  });
+  afterEach(async () => {
+    await f.cleanup();
+  });
+
+  it.each([
+    ["nested quantifier", "(a+)+$"],
+    ["overlapping alternation", "(a|aa)+$"],
+    ["nested star", "(a*)*b"],
+    ["repeated group", "^(\\w+\\s?)*$"],
+    ["quantified wildcard groups", "(.*a){25}!x"],
+  ])("stops a %s with regex_timeout while the event loop keeps turning", async (_name, query) => {
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 5);
+    try {
+      const err = await searchError(ctx, { query, regex: true });
+      expect(err.errorName).toBe("invalid_arguments");
+      expect(err.detail).toMatchObject({ reason: "regex_timeout", argument: "query", path: "src/evil.txt", budget_ms: 300 });
+      expect(err.message).toMatch(/simplify/i);
+      expect(err.message).toContain("regex: false");
+    } finally {
+      clearInterval(ticker);
+    }
+    expect(ticks).toBeGreaterThan(0);
+  });
+
+  it("says how far the search got when the budget ran out", async () => {
+    await f.put("src/a-first.txt", "aaa\n");
+    const err = await searchError(ctx, { query: "(a+)+$", regex: true, path: "src" });
+    expect(err.detail).toMatchObject({ reason: "regex_timeout", path: "src/evil.txt", files_scanned: 2, matches_found: 1 });
+  });
+
+  it("a catastrophic pattern is harmless when include keeps it away from the slow file", async () => {
+    const out = await search(ctx, { query: "(a+)+$", regex: true, include: "*.ts" });
+    expect(out.matches).toEqual([]);
+  });
+
+  it("stops a literal query that V8 matches in quadratic time", async () => {
+    const half = "a".repeat(15_000);
+    await f.put("big.txt", `${"a".repeat(2 * 1024 * 1024)}\n`);
+    const err = await searchError(ctx, { query: `${half}b${half}`, include: "big.txt" });
+    expect(err.detail).toMatchObject({ reason: "regex_timeout", path: "big.txt" });
+    expect(err.message).toMatch(/^The query "a{120}…" did not finish/);
+  });
+
+  it("answers regex_too_complex when the backtracking stack overflows", async () => {
+    await f.put("ab.txt", "ab".repeat(4_000_000));
+    const err = await searchError(makeToolContext(f.ws, { searchTimeoutMs: 60_000 }), { query: "(a|b)*c", regex: true, include: "ab.txt" });
+    expect(err.detail).toMatchObject({ reason: "regex_too_complex", path: "ab.txt" });
+  });
+
+  it.each([
+    ["a regex", true, "invalid_regex"],
+    ["a literal", false, "query_too_long"],
+  ])("refuses %s too large for V8 to compile (found only when it first runs)", async (_name, regex, reason) => {
+    const err = await searchError(ctx, { query: `${"a".repeat(70_000)}b`, regex, include: "*.ts" });
+    expect(err.detail).toMatchObject({ reason, argument: "query" });
+    expect(err.message).toContain("Regular expression too large");
+    expect(err.message.length).toBeLessThan(600);
+  });
+
+  it("runs more concurrent searches than matcher slots: the extra ones wait their turn", async () => {
+    const calls = Array.from({ length: MAX_MATCHERS + 2 }, () => searchError(makeToolContext(f.ws), { query: "(a+)+$", regex: true }));
+    const literal = search(makeToolContext(f.ws), { query: "aaaa" });
+    for (const err of await Promise.all(calls)) expect(err.detail.reason).toBe("regex_timeout");
+    expect((await literal).matches!.map((m) => m.path)).toEqual(["src/evil.txt", "src/evil.txt", "src/evil.txt", "src/ok.ts"]);
+  });
+
+  it("stops matching when the call is aborted", async () => {
+    const controller = new AbortController();
+    const reason = new Error("client went away");
+    setTimeout(() => controller.abort(reason), 50);
+    await expect(search({ ...makeToolContext(f.ws, { searchTimeoutMs: 600_000 }), signal: controller.signal }, { query: "(a+)+$", regex: true })).rejects.toBe(reason);
+  });
+
+  it.each([
+    [undefined, 10_000],
+    ["2500", 2500],
+  ])("takes the budget from AGENT_REACH_SEARCH_TIMEOUT_MS=%s", (value, ms) => {
+    expect(loadConfig({ AGENT_REACH_SEARCH_TIMEOUT_MS: value } as unknown as NodeJS.ProcessEnv).searchTimeoutMs).toBe(ms);
+  });
+
+  it.each(["0", "abc", "99", "1.5"])("refuses AGENT_REACH_SEARCH_TIMEOUT_MS=%s", (value) => {
+    expect(() => loadConfig({ AGENT_REACH_SEARCH_TIMEOUT_MS: value } as unknown as NodeJS.ProcessEnv)).toThrow(/AGENT_REACH_SEARCH_TIMEOUT_MS/);
   });
 });
