@@ -1,0 +1,508 @@
+import path from "node:path";
+import { matchCommandPattern, type Argv, type ArgvToken } from "@/lib/policy/command-pattern";
+import { commandName, unwrapCommand, HARMLESS_ENV_NAMES, type Floor, type Layer } from "@/lib/policy/command-knowledge";
+import { activeRules, bySeverityDesc, commandPatternOf, globMatches, isToolRule, maxDecision, ruleRef } from "@/lib/policy/rule-match";
+import { parseShell, type ShellNode, type ShellRedirect, type SimpleCommand } from "@/lib/policy/shell-parse";
+import { logicalCd, placeOf } from "@/lib/policy/shell-paths";
+import { expandWord, isDynamicVariable, staticValue, type ExpansionEnv } from "@/lib/policy/shell-words";
+import type { CommandPart, Decision, PolicyRuleData, RuleRef } from "@/lib/policy/types";
+
+/**
+ * Classifies a `run_command` command line (field cases C20, C21, C23): every simple command the
+ * shell would run gets its own decision from the command rules, raised by what the policy knows
+ * regardless of rules (writes through redirections and file operands, programs that run other
+ * programs, environment dumps, syntax it cannot read). The line's decision is the strongest part.
+ *
+ * Rule semantics for one part (matching rules are those of tool "run_command" or "*"):
+ * - a rule with a `command` pattern matches the part's argv (see command-pattern.ts); deny and
+ *   ask rules also match the command name by basename and count a "maybe" match (a glob or
+ *   run-time word where the pattern needs a fixed word) as ask;
+ * - a rule with only a `pathGlob` matches when a path the part reads or writes inside the
+ *   workspace matches it; for commands such rules can only ask or deny (a path never allows a
+ *   command, whose effects are not limited to that path);
+ * - a rule with neither applies to every part;
+ * - among matching rules deny beats ask beats allow; no matching rule → ask
+ *   ("not on the allow list").
+ * Built-in floors: a write outside the workspace (redirection `>`, `>>`, `>|`, `&>`, `>&file`,
+ * or a written operand) is denied with `write_outside_workspace`; a write inside asks (it bypasses
+ * the diff and backup of write_file/edit_file); reading outside the workspace, running in a
+ * directory outside it, environment dumps, and unclassifiable words ask.
+ */
+
+/** What the classifier needs to know about the call. */
+export interface CommandContext {
+  /** The command line as sent. */
+  command: string;
+  /** Fenced absolute working directory. */
+  cwd: string;
+  /** Canonical workspace root. */
+  workspaceRoot: string;
+  /** The child environment the executor will use (lib/exec/child-env.ts). */
+  env: Record<string, string>;
+}
+
+/** The classification of a whole command line. */
+export interface CommandClassification {
+  decision: Decision;
+  /** The rule behind the decision, when a rule (not a built-in floor) decided. */
+  rule: RuleRef | null;
+  /** Short reasons, strongest first. */
+  reasons: string[];
+  parts: CommandPart[];
+}
+
+/** How deep `bash -c 'bash -c …'` and `eval` are followed. */
+const MAX_SCRIPT_DEPTH = 8;
+
+/** Programs whose first argument is a subcommand; reasons name both (`git logout`). */
+const SUBCOMMAND_PROGRAMS = new Set(["git", "npm", "yarn", "pnpm", "cargo", "go", "docker", "kubectl", "pip", "pip3", "apt", "apt-get", "brew", "systemctl"]);
+
+/** Commands after which every variable may hold anything (bash(1) builtins that assign). */
+const ASSIGNS_ANY_VARIABLE = new Set(["read", "mapfile", "readarray", "getopts", "eval", "source", ".", "let"]);
+
+/** Commands that change the working directory of the commands after them. */
+const CHANGES_CWD = new Set(["cd", "pushd", "popd", "source", ".", "eval"]);
+
+/** Variables the line may not change without the policy asking (they change how programs run). */
+const SENSITIVE_SHELL_VARIABLES = /^(PATH|IFS|HOME|CDPATH|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|GLOBIGNORE|PS4|PROMPT_COMMAND|LD_[A-Z_]+|DYLD_[A-Z_]+|GIT_[A-Z_]+|PAGER|EDITOR|VISUAL|TMPDIR|PYTHONPATH|NODE_OPTIONS|PERL5OPT|RUBYOPT)$/;
+
+type Cwds = readonly string[] | null;
+
+interface Outcome {
+  ok: Cwds;
+  fail: Cwds;
+}
+
+/** A decision with where it came from. */
+interface Finding {
+  decision: Decision;
+  rule: PolicyRuleData | null;
+  reason: string;
+}
+
+/** The per-script expansion context (a `bash -c` string is a new script with its own variables). */
+interface Scope {
+  expansion: ExpansionEnv;
+  /** Functions defined in the script whose body changes the working directory. */
+  cwdChangingFunctions: Set<string>;
+  /** Some command of the script may change the working directory (function bodies then run in an unknown one). */
+  scriptChangesCwd: boolean;
+  depth: number;
+}
+
+/**
+ * Classifies `ctx.command` against `rules` (all rules; only enabled rules of tool "run_command"
+ * or "*" are used).
+ * @returns the line's decision, its deciding rule, reasons (strongest first) and every part.
+ * Never throws for any command string (errors only if the bash grammar cannot be loaded).
+ */
+export async function classifyCommandLine(ctx: CommandContext, rules: readonly PolicyRuleData[]): Promise<CommandClassification> {
+  const classifier = new LineClassifier(ctx, activeRules(rules, "run_command"));
+  await classifier.script(ctx.command, [ctx.cwd], 0, null);
+  return classifier.result();
+}
+
+class LineClassifier {
+  private readonly parts: Array<CommandPart & { findings: Finding[] }> = [];
+  private readonly lineFindings: Finding[] = [];
+
+  constructor(
+    private readonly ctx: CommandContext,
+    private readonly rules: PolicyRuleData[],
+  ) {}
+
+  /** Parses and walks one script (the line, or a `bash -c` / `eval` string inside it). */
+  async script(source: string, cwds: Cwds, depth: number, via: string | null): Promise<void> {
+    if (depth > MAX_SCRIPT_DEPTH) {
+      this.unclassifiable(`${via ?? "shell"} nested too deep`);
+      return;
+    }
+    const parsed = await parseShell(source);
+    for (const p of parsed.problems) this.unclassifiable(via ? `${via}: ${p}` : p);
+    const commands = allCommands(parsed.root);
+    const expansion: ExpansionEnv = { env: this.ctx.env, dynamicNames: parsed.assignedNames, allDynamic: false };
+    expansion.allDynamic = commands.some((c) => assignsAnyVariable(c, expansion));
+    const scope: Scope = { expansion, cwdChangingFunctions: cwdChangingFunctions(parsed.root, expansion), scriptChangesCwd: false, depth };
+    scope.scriptChangesCwd = anyCwdChange(parsed.root, scope);
+    await this.walk(parsed.root, cwds, scope);
+  }
+
+  result(): CommandClassification {
+    const parts: CommandPart[] = this.parts.map(({ findings: _f, ...p }) => p);
+    let decision: Decision = parts.length ? "allow" : "ask";
+    for (const f of this.lineFindings) decision = maxDecision(decision, f.decision);
+    for (const p of parts) decision = maxDecision(decision, p.decision);
+    const all = [...this.lineFindings, ...this.parts.flatMap((p) => p.findings)].filter((f) => f.decision !== "allow" || decision === "allow");
+    all.sort((a, b) => bySeverityDesc(a.decision, b.decision));
+    const reasons = [...new Set(all.map((f) => visible(f.reason)))];
+    if (!parts.length && !reasons.length) reasons.push("no command found");
+    const decisive = this.parts.find((p) => p.decision === decision);
+    return { decision, rule: decisive?.rule ?? null, reasons, parts };
+  }
+
+  private unclassifiable(why: string): void {
+    this.lineFindings.push({ decision: "ask", rule: null, reason: `unclassifiable: ${why}` });
+  }
+
+  private async walk(node: ShellNode, cwds: Cwds, scope: Scope): Promise<Outcome> {
+    switch (node.kind) {
+      case "command":
+        return this.command(node, cwds, scope);
+      case "sequence": {
+        let cur = cwds;
+        let last: Outcome = { ok: cwds, fail: cwds };
+        for (const item of node.items) {
+          last = await this.walk(item, cur, scope);
+          cur = union(last.ok, last.fail);
+        }
+        return last;
+      }
+      case "and": {
+        const l = await this.walk(node.left, cwds, scope);
+        const r = await this.walk(node.right, l.ok, scope);
+        return { ok: r.ok, fail: union(l.fail, r.fail) };
+      }
+      case "or": {
+        const l = await this.walk(node.left, cwds, scope);
+        const r = await this.walk(node.right, l.fail, scope);
+        return { ok: union(l.ok, r.ok), fail: r.fail };
+      }
+      case "not": {
+        const r = await this.walk(node.body, cwds, scope);
+        return { ok: r.fail, fail: r.ok };
+      }
+      case "isolated":
+        await this.walk(node.body, cwds, scope);
+        return { ok: cwds, fail: cwds };
+      case "compound": {
+        // Bodies may run any number of times: a `cd` inside leaves the directory unknown.
+        const changes = anyCwdChange(node, scope);
+        let cur: Cwds = changes ? null : cwds;
+        for (const item of node.items) {
+          const r = await this.walk(item, cur, scope);
+          cur = changes ? null : union(r.ok, r.fail);
+        }
+        return { ok: cur, fail: cur };
+      }
+      case "function":
+        // The body runs when called, from wherever the caller is then.
+        await this.walk(node.body, scope.scriptChangesCwd ? null : cwds, scope);
+        return { ok: cwds, fail: cwds };
+    }
+  }
+
+  private async command(cmd: SimpleCommand, cwds: Cwds, scope: Scope): Promise<Outcome> {
+    for (const n of cmd.nested) await this.walk({ kind: "isolated", body: n }, cwds, scope);
+    const first: Finding[] = [];
+    const tokens = this.expandArgv(cmd, scope, first);
+    first.push(...this.assignmentFindings(cmd, tokens.length > 0, scope));
+    first.push(...(await this.redirectFindings(cmd.redirects, cwds, scope)));
+    first.push(...(await this.cwdFindings(cwds)));
+    const argv: Argv = { tokens, openEnded: false };
+    if (tokens.length === 0) {
+      this.addPart(cmd.text, [], first);
+      return { ok: cwds, fail: cwds };
+    }
+    if (tokens[0].value === null || tokens[0].glob) {
+      first.push({ decision: "ask", rule: null, reason: `unclassifiable: command name is not static (${cmd.words[0]?.text ?? ""})` });
+    }
+    const layers = unwrapCommand(argv);
+    await this.layers(cmd.text, tokens, layers, first, cwds, scope);
+    return this.cwdAfter(layers, cwds, scope);
+  }
+
+  /** Expands the words; a word known only at run time becomes an unknown token (and asks). */
+  private expandArgv(cmd: SimpleCommand, scope: Scope, findings: Finding[]): ArgvToken[] {
+    const tokens: ArgvToken[] = [];
+    for (const word of cmd.words) {
+      const e = expandWord(word, scope.expansion);
+      if (!e.static) {
+        findings.push({ decision: "ask", rule: null, reason: `unclassifiable: ${e.why} is only known when the command runs` });
+        tokens.push({ value: null, glob: false });
+        continue;
+      }
+      for (const f of e.fields) tokens.push({ value: f, glob: e.glob });
+    }
+    return tokens;
+  }
+
+  /** `VAR=x cmd` changes cmd's environment; `VAR=x` alone changes the shell's. */
+  private assignmentFindings(cmd: SimpleCommand, hasCommand: boolean, scope: Scope): Finding[] {
+    const out: Finding[] = [];
+    for (const a of cmd.assignments) {
+      const name = a.name.replace(/\[.*$/s, "");
+      if (hasCommand && !HARMLESS_ENV_NAMES.test(name)) {
+        out.push({ decision: "ask", rule: null, reason: `sets ${name} for the command it runs` });
+      } else if (!hasCommand && (SENSITIVE_SHELL_VARIABLES.test(name) || name in scope.expansion.env)) {
+        out.push({ decision: "ask", rule: null, reason: `changes ${name} for the commands after it` });
+      }
+    }
+    return out;
+  }
+
+  private async redirectFindings(redirects: ShellRedirect[], cwds: Cwds, scope: Scope): Promise<Finding[]> {
+    const out: Finding[] = [];
+    for (const r of redirects) {
+      const kind = redirectKind(r);
+      if (kind === "none" || !r.target) continue;
+      if (r.target.parts.length === 1 && r.target.parts[0].kind === "dynamic" && /^[<>]\(/.test(r.target.text)) continue; // >(cmd): a pipe
+      const target = staticValue(r.target, scope.expansion);
+      if (target === null) {
+        out.push({ decision: "ask", rule: null, reason: `unclassifiable: redirect target ${r.target.text} is only known when the command runs` });
+        continue;
+      }
+      out.push(...(await this.pathFindings(kind, target, cwds, `${r.text}`)));
+    }
+    return out;
+  }
+
+  /** A path the command reads or writes, checked from every directory it may run in. */
+  private async pathFindings(kind: "read" | "write", value: string, cwds: Cwds, via: string): Promise<Finding[]> {
+    const place = await placeOf(value, cwds, this.ctx.workspaceRoot);
+    switch (place.place) {
+      case "device":
+        return [];
+      case "outside":
+        return kind === "write"
+          ? [{ decision: "deny", rule: null, reason: `write_outside_workspace: ${place.absolute} (${via})` }]
+          : [{ decision: "ask", rule: null, reason: `read_outside_workspace: ${place.absolute} (${via})` }];
+      case "unknown":
+        return [{ decision: "ask", rule: null, reason: `unclassifiable: ${place.why}` }];
+      case "inside": {
+        const out: Finding[] = [];
+        if (kind === "write") {
+          out.push({ decision: "ask", rule: null, reason: `write_in_workspace: ${place.relative || "."} (${via}; shell writes bypass the diff and backup of write_file/edit_file)` });
+        }
+        for (const rule of this.rules) {
+          if (rule.pathGlob && rule.decision !== "allow" && globMatches(rule.pathGlob, place.relative)) {
+            out.push({ decision: rule.decision, rule, reason: `${place.relative}: ${verb(rule.decision)} by rule ${rule.id}` });
+          }
+        }
+        return out;
+      }
+    }
+  }
+
+  private async cwdFindings(cwds: Cwds): Promise<Finding[]> {
+    if (cwds === null) return [];
+    const out: Finding[] = [];
+    for (const cwd of cwds) {
+      const place = await placeOf(cwd, null, this.ctx.workspaceRoot);
+      if (place.place === "outside") out.push({ decision: "ask", rule: null, reason: `runs outside the workspace: ${place.absolute}` });
+    }
+    return out;
+  }
+
+  /** One part per layer that is not looked through; wrappers' findings join the next part. */
+  private async layers(text: string, tokens: ArgvToken[], layers: Layer[], first: Finding[], cwds: Cwds, scope: Scope): Promise<void> {
+    let pending: Finding[] = [...first];
+    let isFirst = true;
+    for (const layer of layers) {
+      const findings = [...pending, ...(await this.effectFindings(layer, cwds))];
+      const ruleFindings = this.ruleFindings(layer.argv);
+      if (layer.transparent) {
+        // A rule naming the wrapper still counts; otherwise the command it runs decides.
+        pending = [...findings, ...ruleFindings.filter((f) => f.rule)];
+        continue;
+      }
+      // The first part is the command as written; commands found inside it are shown as argv.
+      this.addPart(isFirst ? text : renderArgv(layer.argv), isFirst ? tokens : layer.argv.tokens, [...ruleFindings, ...findings]);
+      isFirst = false;
+      pending = [];
+      for (const s of layer.effects.scripts) {
+        if (s.source === null) this.lineFindings.push({ decision: "ask", rule: null, reason: `unclassifiable: ${s.via} with a command string that is not static` });
+        else await this.script(s.source, cwds, scope.depth + 1, s.via);
+      }
+    }
+  }
+
+  private async effectFindings(layer: Layer, cwds: Cwds): Promise<Finding[]> {
+    const out: Finding[] = layer.effects.floors.map((f: Floor) => ({ decision: f.decision, rule: null, reason: f.reason }));
+    const name = displayName(layer.argv);
+    for (const w of layer.effects.writes) out.push(...(await this.pathFindings("write", w, cwds, name)));
+    for (const r of layer.effects.reads) out.push(...(await this.pathFindings("read", r, cwds, name)));
+    return out;
+  }
+
+  /** Rules with a command pattern, and tool-wide rules; no match → ask. */
+  private ruleFindings(argv: Argv): Finding[] {
+    const name = displayName(argv);
+    const out: Finding[] = [];
+    const nameKnown = commandName(argv) !== null;
+    for (const rule of this.rules) {
+      if (rule.pathGlob && !rule.command) continue; // path rules are checked on the paths
+      if (isToolRule(rule)) {
+        out.push({ decision: rule.decision, rule, reason: `${name}: ${verb(rule.decision)} by rule ${rule.id}` });
+        continue;
+      }
+      if (!nameKnown) continue; // the command already asks as unclassifiable
+      const how = matchCommandPattern(commandPatternOf(rule), argv, rule.decision !== "allow");
+      if (how === "match") out.push({ decision: rule.decision, rule, reason: `${name}: ${verb(rule.decision)} by rule ${rule.id}` });
+      else if (how === "maybe" && rule.decision !== "allow") {
+        out.push({ decision: "ask", rule, reason: `${name}: may match ${rule.decision} rule ${rule.id} when the command runs` });
+      }
+    }
+    if (nameKnown && !out.some((f) => f.rule && f.decision === f.rule.decision)) out.push({ decision: "ask", rule: null, reason: `${name}: not on the allow list` });
+    return out;
+  }
+
+  private addPart(text: string, tokens: ArgvToken[], findings: Finding[]): void {
+    let decision: Decision = "allow";
+    for (const f of findings) decision = maxDecision(decision, f.decision);
+    const deciding = findings.filter((f) => f.decision === decision);
+    const rule = deciding.find((f) => f.rule && f.rule.decision === decision)?.rule ?? null;
+    const reason = deciding.length ? visible([...new Set(deciding.map((f) => f.reason))].join("; ")) : "no effect";
+    const argv = tokens.every((t) => t.value !== null && !t.glob) ? tokens.map((t) => t.value!) : null;
+    this.parts.push({ text, argv, decision, rule: rule ? ruleRef(rule) : null, reason, findings });
+  }
+
+  /** The working directories after a command: `cd`/`pushd` move, `popd`/`source`/… make it unknown. */
+  private cwdAfter(layers: Layer[], cwds: Cwds, scope: Scope): Outcome {
+    const main = [...layers].reverse().find((l) => !l.transparent) ?? layers[layers.length - 1];
+    const name = commandName(main.argv);
+    if (name === null) return { ok: null, fail: null };
+    if (scope.cwdChangingFunctions.has(name) || name === "popd" || name === "source" || name === "." || name === "eval") return { ok: null, fail: null };
+    if (name !== "cd" && name !== "pushd") return { ok: cwds, fail: cwds };
+    const args = main.argv.tokens.slice(1).filter((t) => !(t.value !== null && /^-[LPe@]+$/.test(t.value)));
+    const operand = args.find((t) => t.value !== "--");
+    if (isDynamicVariable("CDPATH", scope.expansion)) return { ok: null, fail: cwds };
+    let target: string | null;
+    if (!operand) target = name === "cd" ? (scope.expansion.env.HOME ?? null) : null;
+    else target = operand.value === null || operand.glob || operand.value === "-" ? null : operand.value;
+    if (target === null) return { ok: null, fail: cwds };
+    const t = target;
+    const ok = t.startsWith("/") ? [logicalCd("/", t)] : cwds === null ? null : cwds.map((c) => logicalCd(c, t));
+    return { ok, fail: cwds };
+  }
+}
+
+/**
+ * Reasons are shown to reviewers and agents: control, invisible and bidi characters are written
+ * as `\u{…}` so a lookalike name (`ls\u{200b}`, NBSP in `rm\u{a0}x`) or a newline cannot hide.
+ */
+function visible(s: string): string {
+  return s.replace(/[\u0000-\u001f\u007f-\u00a0\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0]/g, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+}
+
+function verb(d: Decision): string {
+  return d === "deny" ? "denied" : d === "ask" ? "needs approval" : "allowed";
+}
+
+function union(a: Cwds, b: Cwds): Cwds {
+  if (a === null || b === null) return null;
+  return [...new Set([...a, ...b])];
+}
+
+/** Write, read or no file effect (fd duplications `2>&1`, closes `>&-`, heredocs). */
+function redirectKind(r: ShellRedirect): "read" | "write" | "none" {
+  switch (r.operator) {
+    case ">":
+    case ">>":
+    case ">|":
+    case "&>":
+    case "&>>":
+      return "write";
+    case ">&":
+      // `>&2` duplicates a descriptor; `>&file` (bash) writes stdout and stderr to a file.
+      return r.target && /^\d+-?$|^-$/.test(r.target.text) ? "none" : "write";
+    case "<":
+      return "read";
+    case "<&":
+      return r.target && /^\d+-?$|^-$/.test(r.target.text) ? "none" : "read";
+    default:
+      return "none";
+  }
+}
+
+/** Every simple command in the tree, nested substitutions and function bodies included. */
+function allCommands(node: ShellNode): SimpleCommand[] {
+  const out: SimpleCommand[] = [];
+  const visit = (n: ShellNode): void => {
+    switch (n.kind) {
+      case "command":
+        out.push(n);
+        n.nested.forEach(visit);
+        return;
+      case "sequence":
+      case "compound":
+        n.items.forEach(visit);
+        return;
+      case "and":
+      case "or":
+        visit(n.left);
+        visit(n.right);
+        return;
+      case "not":
+      case "isolated":
+      case "function":
+        visit(n.body);
+        return;
+    }
+  };
+  visit(node);
+  return out;
+}
+
+/** The static name of a command's first word (before wrappers), or null. */
+function firstWordName(cmd: SimpleCommand, expansion: ExpansionEnv): string | null {
+  const w = cmd.words[0];
+  const v = w ? staticValue(w, expansion) : null;
+  return v === null ? null : path.posix.basename(v);
+}
+
+function assignsAnyVariable(cmd: SimpleCommand, expansion: ExpansionEnv): boolean {
+  const names = cmd.words.map((w) => staticValue(w, expansion));
+  if (names.some((n) => n !== null && ASSIGNS_ANY_VARIABLE.has(path.posix.basename(n)))) return true;
+  const first = firstWordName(cmd, expansion);
+  if (first === "printf" && names.includes("-v")) return true;
+  return (first === "declare" || first === "typeset" || first === "local") && names.some((n) => n !== null && /^-\w*n/.test(n));
+}
+
+/** True when some command under `node` may change the working directory. */
+function anyCwdChange(node: ShellNode, scope: Scope): boolean {
+  return allCommands(node).some((c) => {
+    if (c.words.length && firstWordName(c, scope.expansion) === null) return true; // may be `cd`
+    const words = c.words.map((w) => staticValue(w, scope.expansion));
+    return words.some((w) => w !== null && (CHANGES_CWD.has(path.posix.basename(w)) || scope.cwdChangingFunctions.has(w)));
+  });
+}
+
+/** Names of functions defined in the script whose body may change the working directory. */
+function cwdChangingFunctions(root: ShellNode, expansion: ExpansionEnv): Set<string> {
+  const found = new Set<string>();
+  const scope: Scope = { expansion, cwdChangingFunctions: found, scriptChangesCwd: false, depth: 0 };
+  const functions: Array<{ name: string; body: ShellNode }> = [];
+  const visit = (n: ShellNode): void => {
+    if (n.kind === "function") functions.push(n);
+    if (n.kind === "sequence" || n.kind === "compound") n.items.forEach(visit);
+    else if (n.kind === "and" || n.kind === "or") [n.left, n.right].forEach(visit);
+    else if (n.kind === "not" || n.kind === "isolated" || n.kind === "function") visit(n.body);
+  };
+  visit(root);
+  // Repeat until stable: a function that calls a cwd-changing function changes it too.
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const f of functions) {
+      if (!found.has(f.name) && anyCwdChange(f.body, scope)) {
+        found.add(f.name);
+        changed = true;
+      }
+    }
+  }
+  return found;
+}
+
+/** The command as reasons name it: `rm`, `git logout`, `/usr/bin/curl`. */
+function displayName(argv: Argv): string {
+  const [first, second] = argv.tokens;
+  if (!first || first.value === null) return "(command not static)";
+  const base = path.posix.basename(first.value);
+  if (SUBCOMMAND_PROGRAMS.has(base) && second?.value && !second.value.startsWith("-")) return `${first.value} ${second.value}`;
+  return first.value;
+}
+
+/** argv shown for a command found inside another one (`xargs touch` → `touch`). */
+function renderArgv(argv: Argv): string {
+  const words = argv.tokens.map((t) => (t.value === null ? "…" : /^[\w@%+=:,./-]+$/.test(t.value) ? t.value : `'${t.value.replace(/'/g, `'\\''`)}'`));
+  return words.join(" ") + (argv.openEnded ? " …" : "");
+}

@@ -1,0 +1,53 @@
+import { classifyCommandLine } from "@/lib/policy/command-policy";
+import { activeRules, bySeverityDesc, globMatches, isToolRule, maxDecision, ruleRef } from "@/lib/policy/rule-match";
+import type { Decision, PolicyInput, PolicyRuleData, PolicyVerdict } from "@/lib/policy/types";
+
+/**
+ * The one place that decides allow / ask / deny for a tool call (STYLE.md habit 7;
+ * DESIGN.md "Policy").
+ *
+ * - Rules apply when enabled and their `tool` is the call's tool or `"*"`; they are read in
+ *   priority order (lower number first, ties by id).
+ * - A rule with a `pathGlob` matches when one of the call's workspace-relative paths matches the
+ *   picomatch glob (`dot: true`, so `.env*` and `.git/**` match dot files); a rule with neither
+ *   path nor command matches every call of its tool; a rule with a `command` pattern applies to
+ *   run_command only (see command-policy.ts).
+ * - Among the matching rules deny beats ask beats allow; the deciding rule is the first (by
+ *   priority) matching rule with the winning decision. No matching rule → ask.
+ * - run_command: every simple command of the line gets its own decision (`parts`); the call's
+ *   decision is the strongest part; anything the parser cannot classify asks.
+ *
+ * @param input the call as the gateway sees it after fencing (paths relative, cwd absolute)
+ * @param rules all rules (disabled ones are skipped here)
+ * @returns the verdict with the deciding rule and short reasons (strongest first)
+ * Never throws for any input an agent can send.
+ */
+export async function decide(input: PolicyInput, rules: PolicyRuleData[]): Promise<PolicyVerdict> {
+  if (input.command) {
+    const c = await classifyCommandLine(input.command, rules);
+    return { decision: c.decision, rule: c.rule, reasons: c.reasons, parts: c.parts };
+  }
+  return decideByPath(input, activeRules(rules, input.tool));
+}
+
+function decideByPath(input: PolicyInput, rules: PolicyRuleData[]): PolicyVerdict {
+  const matches: Array<{ rule: PolicyRuleData; reason: string }> = [];
+  for (const rule of rules) {
+    if (rule.command) continue;
+    if (isToolRule(rule)) {
+      matches.push({ rule, reason: `${input.tool}: ${rule.decision} by rule ${rule.id}` });
+      continue;
+    }
+    const hit = input.paths.find((p) => globMatches(rule.pathGlob!, p));
+    if (hit !== undefined) matches.push({ rule, reason: `${hit || "."}: ${rule.decision} by rule ${rule.id}` });
+  }
+  if (matches.length === 0) return { decision: "ask", rule: null, reasons: [`${input.tool}: no rule matched`] };
+  let decision: Decision = "allow";
+  for (const m of matches) decision = maxDecision(decision, m.rule.decision);
+  const deciding = matches.find((m) => m.rule.decision === decision)!;
+  const reasons = [...matches]
+    .sort((a, b) => bySeverityDesc(a.rule.decision, b.rule.decision))
+    .filter((m) => m.rule.decision === decision)
+    .map((m) => m.reason);
+  return { decision, rule: ruleRef(deciding.rule), reasons: [...new Set(reasons)] };
+}

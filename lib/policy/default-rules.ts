@@ -1,0 +1,89 @@
+import type { Decision, PolicyRuleData } from "@/lib/policy/types";
+
+/**
+ * The rules a new installation starts with (seeded into the PolicyRule table by
+ * lib/gateway/rules.ts; ids are stable so a re-seed never duplicates or overrides an operator's
+ * change). Nothing is denied by default: risky calls ask a reviewer.
+ *
+ * How they combine (lib/policy/decide.ts): among matching rules deny beats ask beats allow, and
+ * a call no rule matches asks. So the sensitive-path rules below make even reads of those files
+ * ask, and a shell command that is not on the read-only list asks because no rule allows it.
+ * The read-only shell list is further limited by built-in checks that no rule can lift:
+ * `find -exec/-delete`, `sed -i` or `sed` scripts with w/e, `git -c`, `--output` options,
+ * redirections (`> file`), reads outside the workspace and environment dumps all ask (or deny,
+ * for writes outside the workspace).
+ */
+
+/** Priority bands: lower runs (and is shown) first. */
+const SENSITIVE = 10;
+const TOOLS = 100;
+const SHELL = 200;
+
+function rule(id: string, priority: number, tool: string, match: { pathGlob?: string; command?: string }, decision: Decision, note: string): PolicyRuleData {
+  return { id, priority, tool, pathGlob: match.pathGlob ?? null, command: match.command ?? null, decision, note, enabled: true };
+}
+
+/** Files that hold secrets or repository internals: every tool asks, reads included. */
+const SENSITIVE_PATHS: Array<[id: string, glob: string, note: string]> = [
+  ["env", ".env*", "dotenv files hold credentials"],
+  ["env-nested", "**/.env*", "dotenv files hold credentials"],
+  ["git-dir", ".git/**", "repository internals (hooks and config can run programs)"],
+  ["git-dir-nested", "**/.git/**", "repository internals of nested repositories"],
+  ["pem", "**/*.pem", "certificates and private keys"],
+  ["key", "**/*.key", "private keys"],
+  ["ssh-keys", "**/id_{rsa,dsa,ecdsa,ed25519}*", "SSH private keys"],
+  ["ssh-dir", "**/.ssh/**", "SSH configuration and keys"],
+  ["keystores", "**/*.{p12,pfx,jks,keystore}", "key stores"],
+  ["netrc", "**/{.netrc,.npmrc,.pypirc}", "files that commonly hold registry or login tokens"],
+  ["cloud-credentials", "**/{.aws,.gcloud,.azure,.kube}/**", "cloud credentials"],
+];
+
+/** Read-only shell commands allowed without review (patterns: command-pattern.ts). */
+const READ_ONLY_COMMANDS: Array<[id: string, pattern: string]> = [
+  ["ls", "ls *"],
+  ["cat", "cat *"],
+  ["head", "head *"],
+  ["tail", "tail *"],
+  ["wc", "wc *"],
+  ["grep", "grep *"],
+  ["rg", "rg *"],
+  ["find", "find *"],
+  ["git-status", "git status *"],
+  ["git-diff", "git diff *"],
+  ["git-log", "git log *"],
+  ["git-show", "git show *"],
+  ["echo", "echo *"],
+  ["pwd", "pwd *"],
+  ["sed-n", "sed -n *"],
+  ["stat", "stat *"],
+  ["file", "file *"],
+  ["du", "du *"],
+  ["tree", "tree *"],
+  ["which", "which *"],
+  ["true", "true *"],
+];
+
+/** The default policy table, in priority order (see the file comment for how rules combine). */
+export const DEFAULT_RULES: readonly PolicyRuleData[] = [
+  // Sensitive paths: ask for every tool, reads included (tool "*").
+  ...SENSITIVE_PATHS.map(([id, glob, note]) => rule(`default:sensitive-${id}`, SENSITIVE, "*", { pathGlob: glob }, "ask", note)),
+
+  // Reading, listing and searching the workspace.
+  rule("default:read-tools", TOOLS, "read_file", {}, "allow", "reads are fenced to the workspace"),
+  rule("default:list-tools", TOOLS, "list_directory", {}, "allow", "listings are fenced to the workspace"),
+  rule("default:search-tools", TOOLS, "search_files", {}, "allow", "search is fenced to the workspace"),
+  rule("default:list-backups", TOOLS, "list_backups", {}, "allow", "lists stored backups"),
+  rule("default:get-call", TOOLS, "get_call", {}, "allow", "reads the result of an earlier call"),
+  rule("default:transform", TOOLS, "transform", {}, "allow", "converts data; @file input is fenced"),
+
+  // Changes to files wait for a reviewer, who sees the diff.
+  rule("default:write-file", TOOLS, "write_file", {}, "ask", "writes are reviewed as a diff"),
+  rule("default:edit-file", TOOLS, "edit_file", {}, "ask", "edits are reviewed as a diff"),
+  rule("default:restore-backup", TOOLS, "restore_backup", {}, "ask", "a restore is a write"),
+
+  // The network.
+  rule("default:fetch-url", TOOLS, "fetch_url", {}, "ask", "outbound requests are reviewed"),
+
+  // The shell: a read-only allow-list; any other command asks (no rule matches it).
+  ...READ_ONLY_COMMANDS.map(([id, pattern]) => rule(`default:sh-${id}`, SHELL, "run_command", { command: pattern }, "allow", "read-only command")),
+];

@@ -1,0 +1,108 @@
+import { z } from "zod";
+import { ToolError } from "@/lib/errors";
+import { buildChildEnv, ensureChildHome } from "@/lib/exec/child-env";
+import { runCommand, type ResourceLimits, type RunResult } from "@/lib/exec/run-command";
+import { MAX_PARSE_CHARS } from "@/lib/policy/shell-parse";
+import { defineTool } from "@/lib/tools/define-tool";
+import { resolveInWorkspace } from "@/lib/workspace/fence";
+
+/** Default and largest wall-clock limit (ms), DESIGN.md tools table. */
+const DEFAULT_TIMEOUT_MS = 120_000;
+const MAX_TIMEOUT_MS = 600_000;
+/** Default and bounds of the output cap (characters of stdout + stderr). */
+const DEFAULT_MAX_OUTPUT_CHARS = 30_000;
+const MIN_MAX_OUTPUT_CHARS = 200;
+const MAX_MAX_OUTPUT_CHARS = 200_000;
+/** Largest file one command may write (bytes): a runaway loop cannot fill the disk. */
+const MAX_FILE_SIZE_BYTES = 1024 ** 3;
+
+/** Arguments of run_command. */
+export const RunCommandInput = z
+  .object({
+    command: z
+      .string()
+      .min(1)
+      .max(MAX_PARSE_CHARS)
+      .refine((s) => !s.includes("\u0000"), "The command contains a NUL byte.")
+      .describe('The command line, run as `bash -c` (e.g. "npm test -- --run", "git log -5 --oneline"). Chains, pipes and redirections are allowed; every part is checked by the policy.'),
+    cwd: z
+      .string()
+      .optional()
+      .describe('Working directory: relative to the workspace root (default: the root), or an absolute path inside it. Must be a directory.'),
+    timeout_ms: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_TIMEOUT_MS)
+      .default(DEFAULT_TIMEOUT_MS)
+      .describe(`Wall-clock limit in milliseconds (default ${DEFAULT_TIMEOUT_MS}, at most ${MAX_TIMEOUT_MS}); the command and everything it started are stopped when it passes.`),
+    max_output_chars: z
+      .number()
+      .int()
+      .min(MIN_MAX_OUTPUT_CHARS)
+      .max(MAX_MAX_OUTPUT_CHARS)
+      .default(DEFAULT_MAX_OUTPUT_CHARS)
+      .describe(`Characters of stdout + stderr returned (default ${DEFAULT_MAX_OUTPUT_CHARS}); longer output keeps its beginning and end, with a marker saying how many bytes were left out.`),
+  })
+  .strict();
+
+/** The `data` of a finished run_command call. */
+export interface RunCommandOutput extends RunResult {
+  command: string;
+  /** Canonical workspace-relative working directory ("." for the root). */
+  cwd: string;
+}
+
+/**
+ * run_command: runs a program in the workspace (DESIGN.md tools table; field cases C20, C21, C23).
+ * The gateway has already fenced `cwd` and asked the policy (lib/policy/decide.ts); `run` fences
+ * `cwd` again (it runs later, possibly after an approval) and executes with the same child
+ * environment the policy judged (lib/exec/child-env.ts).
+ */
+export const runCommandTool = defineTool({
+  name: "run_command",
+  title: "Run command",
+  description: [
+    "Run a program in the workspace with bash -c and get its exit code and output. Use it only to run programs: tests, builds, linters, formatters, package managers, git, project scripts.",
+    "Do not use it to read or change files: use read_file instead of cat/head/tail, edit_file or write_file instead of sed -i, echo > file, tee or heredocs, list_directory instead of ls/find, search_files instead of grep. Shell writes skip the diff and backup a reviewer relies on.",
+    "Read-only commands (ls, cat, grep, rg, find without -exec/-delete, git status/diff/log/show, …) run at once; anything else waits for a reviewer's approval, and writing outside the workspace is refused. Every part of a chain, pipe or substitution is checked.",
+    "stdin is closed (no prompts; pass flags like --yes); the environment is minimal and holds no credentials; HOME is a private directory; background jobs are stopped when the command ends.",
+    "Output is capped at max_output_chars: when truncated is true the middle was cut and original_length gives the full size in bytes.",
+  ].join("\n"),
+  input: RunCommandInput,
+  risk: "exec",
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  subject: (args) => ({ command: { command: args.command, ...(args.cwd !== undefined && { cwd: args.cwd }) } }),
+  async run(args, ctx): Promise<RunCommandOutput> {
+    ctx.note({ target: args.command, ...(args.cwd !== undefined && { pathRaw: args.cwd }) });
+    const cwd = await resolveInWorkspace(ctx.workspace, args.cwd ?? ".");
+    ctx.note({ pathResolved: cwd.absolute });
+    if (cwd.kind !== "directory") {
+      if (!cwd.exists) throw new ToolError("not_found", `cwd does not exist: ${cwd.relative}`, { cwd: args.cwd ?? "." });
+      throw new ToolError("invalid_arguments", `cwd is not a directory: ${cwd.relative}`, { cwd: args.cwd ?? "." });
+    }
+    const env = buildChildEnv(ctx.workspace.root);
+    await ensureChildHome(env);
+    const limits: ResourceLimits = { cpuSeconds: Math.ceil(args.timeout_ms / 1000), fileSizeBytes: MAX_FILE_SIZE_BYTES };
+    const result = await runCommand({
+      command: args.command,
+      cwd: cwd.absolute,
+      timeoutMs: args.timeout_ms,
+      maxOutputChars: args.max_output_chars,
+      env,
+      signal: ctx.signal,
+      limits,
+    });
+    ctx.note({
+      truncated: result.truncated,
+      bytesOut: result.original_length.stdout + result.original_length.stderr,
+      summary: summary(result),
+    });
+    return { command: args.command, cwd: cwd.relative || ".", ...result };
+  },
+});
+
+function summary(r: RunResult): string {
+  const how = r.timed_out ? "timed out" : r.aborted ? "aborted" : r.limit ? `stopped by limit ${r.limit}` : r.signal ? `killed by ${r.signal}` : `exit ${r.exit_code}`;
+  return `${how} after ${r.duration_ms} ms`;
+}
