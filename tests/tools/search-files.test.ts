@@ -1,6 +1,6 @@
 import fs from "node:fs/promises";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ToolError } from "@/lib/errors";
 import { loadConfig } from "@/lib/config";
 import { searchFilesTool, SearchFilesInput, type SearchFilesOutput } from "@/lib/tools/search-files";
