@@ -2,7 +2,7 @@ import { getConfig } from "@/lib/config";
 import { db } from "@/lib/db";
 import { errorBody, type ErrorBody } from "@/lib/errors";
 import { subscribeCall } from "@/lib/events/bus";
-import { failure, type Envelope } from "@/lib/result";
+import { failure, success, type Envelope } from "@/lib/result";
 import { finishCall, isFinal, transition } from "@/lib/audit/calls";
 import { getTool } from "@/lib/tools/registry";
 import type { ToolPreview } from "@/lib/tools/define-tool";
@@ -24,6 +24,8 @@ const POLL_MS = 500;
 export interface PendingDetail {
   preview: ToolPreview;
   verdict: PolicyVerdict;
+  /** A decide-only call (CallOptions.external, the Claude Code hook): approving it runs nothing here. */
+  external?: boolean;
 }
 
 /** Outcome of a reviewer's decision request. */
@@ -90,6 +92,9 @@ export async function approveCall(callId: string, reviewer: string, edit?: { con
   let args = JSON.parse(row.execArgsJson) as Record<string, unknown>;
   let editedArgsJson: string | null = null;
   if (edit?.content !== undefined) {
+    if ((JSON.parse(row.pendingJson ?? "{}") as Partial<PendingDetail>).external) {
+      return { ok: false, error: errorBody("invalid_arguments", "This call is carried out by the agent's own tool (a hook): it can be approved or rejected, not edited.") };
+    }
     if (row.tool !== "write_file") {
       return { ok: false, error: errorBody("invalid_arguments", "Only a write_file call can be approved with edited content.") };
     }
@@ -114,10 +119,7 @@ export async function approveCall(callId: string, reviewer: string, edit?: { con
   }
   // The instance that owns the workspace runs the call: this one right now, or the owner when
   // it sees the approval (LISTEN/NOTIFY or its poll). Either way this request waits for it.
-  const owner = await db().workspace.findUnique({ where: { id: row.workspaceId }, select: { hostId: true } });
-  const envelope =
-    (owner?.hostId === getConfig().hostId ? await runApproved(callId) : null) ??
-    (await waitForOutcome(callId, getConfig().approvalWaitMaxMs));
+  const envelope = (await runApproved(callId)) ?? (await waitForOutcome(callId, getConfig().approvalWaitMaxMs));
   const final = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true } });
   return { ok: true, status: final?.status ?? "unknown", envelope };
 }
@@ -126,24 +128,31 @@ export async function approveCall(callId: string, reviewer: string, edit?: { con
  * Runs an approved call on this instance, once: the approved → running move is conditional, so
  * when several instances or requests try, exactly one runs it.
  * @returns the call's envelope, or null when this caller did not get to run it (someone else
- *   did, it is not approved, or its workspace is not served by this instance).
+ *   did, it is not approved, or this instance does not own its workspace).
  */
 export async function runApproved(callId: string): Promise<Envelope | null> {
   const row = await db().toolCall.findUnique({ where: { id: callId } });
   const workspace = await currentWorkspace();
   if (!row || row.status !== "approved" || row.workspaceId !== workspace.id) return null;
+  if (!(await ownsWorkspace(workspace.id))) return null;
   const tool = getTool(row.tool);
   const argsJson = row.editedArgsJson ?? row.execArgsJson;
   if (!tool || !argsJson) return null;
   const parsed = tool.input.safeParse(JSON.parse(argsJson));
   const actor = `reviewer:${row.reviewer ?? "unknown"}`;
-  if (!(await transition(callId, ["approved"], "running", { actor, startedAt: new Date() }))) return null;
+  const pending = JSON.parse(row.pendingJson ?? "{}") as Partial<PendingDetail>;
+  if (pending.external) {
+    // Decide only: the agent's own tool runs it once the waiting hook answers "allow".
+    const envelope = success(callId, { executed: false, decision: "approved", reviewer: row.reviewer });
+    return (await finishCall(callId, ["approved"], "succeeded", envelope, { actor })) ? envelope : null;
+  }
+  const host = getConfig().hostId;
+  if (!(await transition(callId, ["approved"], "running", { actor, startedAt: new Date(), eventData: { host } }))) return null;
   if (!parsed.success) {
     const envelope = failure(callId, errorBody("invalid_arguments", "The approved arguments are no longer valid for this tool."));
     await finishCall(callId, ["running"], "failed", envelope, { actor });
     return envelope;
   }
-  const pending = JSON.parse(row.pendingJson ?? "{}") as Partial<PendingDetail>;
   const queuedSha = pending.preview && "targetSha256" in pending.preview ? pending.preview.targetSha256 ?? null : undefined;
   return executeCall({
     callId,
@@ -156,6 +165,12 @@ export async function runApproved(callId: string): Promise<Envelope | null> {
   });
 }
 
+/** True when this instance owns the workspace (it registered it last), so it runs its approved calls. */
+async function ownsWorkspace(workspaceId: string): Promise<boolean> {
+  const owner = await db().workspace.findUnique({ where: { id: workspaceId }, select: { hostId: true } });
+  return owner?.hostId === getConfig().hostId;
+}
+
 /**
  * Runs every approved call of this instance's workspace that nobody has started (approvals
  * decided on another instance, or left approved by a restart).
@@ -163,8 +178,7 @@ export async function runApproved(callId: string): Promise<Envelope | null> {
  */
 export async function runApprovedBacklog(): Promise<number> {
   const workspace = await currentWorkspace();
-  const owner = await db().workspace.findUnique({ where: { id: workspace.id }, select: { hostId: true } });
-  if (owner?.hostId !== getConfig().hostId) return 0;
+  if (!(await ownsWorkspace(workspace.id))) return 0;
   const rows = await db().toolCall.findMany({
     where: { workspaceId: workspace.id, status: "approved" },
     orderBy: { decidedAt: "asc" },

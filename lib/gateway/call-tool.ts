@@ -168,6 +168,7 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
 
   const moved = await transition(callId, ["received"], "running", {
     actor: "system",
+    eventData: { host: config.hostId },
     ...decisionColumns,
     startedAt: new Date(),
   });

@@ -22,7 +22,12 @@ export async function POST(req: Request, { params }: { params: Promise<{ tool: s
   const wait = preferWaitMs(req.headers.get("prefer"));
   const waitMs = Math.min(wait ?? config.approvalWaitDefaultMs, config.approvalWaitMaxMs);
   const envelope = await callTool(
-    { door: "http", agent: auth.identity, sessionKey: req.headers.get("x-agent-session") },
+    {
+      // The agent-reach CLI speaks this same HTTP door; its User-Agent marks its calls in the log.
+      door: req.headers.get("user-agent")?.startsWith("agent-reach-cli/") ? "cli" : "http",
+      agent: auth.identity,
+      sessionKey: req.headers.get("x-agent-session"),
+    },
     tool,
     body.value,
     { waitMs, signal: req.signal },

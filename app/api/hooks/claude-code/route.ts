@@ -1,0 +1,32 @@
+import { getConfig } from "@/lib/config";
+import { decideClaudeCodeHook, PreToolUsePayload } from "@/lib/hooks/claude-code";
+import { requireAgent } from "@/lib/http/auth";
+import { errorResponse, json, preferWaitMs, readJsonBody } from "@/lib/http/respond";
+
+/**
+ * POST /api/hooks/claude-code[?on_timeout=deny|ask] — decides a Claude Code PreToolUse call
+ * (`agent-reach hook claude-code` sends it; lib/hooks/claude-code.ts). The call is recorded,
+ * fenced and decided by the policy, waits for a reviewer when the policy asks, and is not executed.
+ * Headers: `Authorization: Bearer <agent token>`; `Prefer: wait=N` (RFC 7240) bounds the wait.
+ * Body: the PreToolUse payload as Claude Code wrote it.
+ * Response 200: `{ok: true, decision, reason, call_id, tool, result, hook_output}` where
+ * `hook_output` is what the hook prints; 400 invalid_arguments for a payload that is not a
+ * PreToolUse event; 401 unauthorized.
+ */
+export async function POST(req: Request): Promise<Response> {
+  const auth = await requireAgent(req);
+  if (!auth.ok) return auth.response;
+  const body = await readJsonBody(req);
+  if (!body.ok) return body.response;
+  const payload = PreToolUsePayload.safeParse(body.value);
+  if (!payload.success) {
+    const issue = payload.error.issues[0];
+    return errorResponse("invalid_arguments", `Not a Claude Code PreToolUse payload: ${issue?.path.join(".") || "body"}: ${issue?.message}`);
+  }
+  const onTimeout = new URL(req.url).searchParams.get("on_timeout") ?? "deny";
+  if (onTimeout !== "deny" && onTimeout !== "ask") return errorResponse("invalid_arguments", "on_timeout must be deny or ask.");
+  const config = getConfig();
+  const waitMs = Math.min(preferWaitMs(req.headers.get("prefer")) ?? config.approvalWaitDefaultMs, config.approvalWaitMaxMs);
+  const verdict = await decideClaudeCodeHook(auth.identity, payload.data, { waitMs, onTimeout, signal: req.signal });
+  return json({ ok: true, ...verdict });
+}

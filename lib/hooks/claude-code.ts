@@ -1,0 +1,183 @@
+import { z } from "zod";
+import { ToolError } from "@/lib/errors";
+import { callTool } from "@/lib/gateway/call-tool";
+import { currentWorkspace } from "@/lib/gateway/workspace";
+import type { AgentIdentity } from "@/lib/auth/tokens";
+import type { Envelope } from "@/lib/result";
+import { applyEdit } from "@/lib/workspace/edit-text";
+import { openForRead, resolveInWorkspace } from "@/lib/workspace/fence";
+import { editableText } from "@/lib/workspace/text";
+
+/**
+ * Claude Code's PreToolUse hook as a supervised external call (door "hook"). Claude Code runs its
+ * own tools; before each one it hands us the call, and we answer allow / deny / ask. The call is
+ * mapped onto the registry tool with the same risk (Bash → run_command on the command and cwd,
+ * Write → write_file, Edit and MultiEdit → edit_file, Read → read_file, WebFetch → fetch_url), so
+ * the same fence, policy, approval queue and audit log decide it — but it is never executed here
+ * (`callTool` with `external: true`). Formats: Claude Code hooks reference, "PreToolUse" input
+ * and "PreToolUse decision control" output.
+ */
+
+/** The PreToolUse payload Claude Code writes on the hook's stdin. Unknown fields are ignored. */
+export const PreToolUsePayload = z.looseObject({
+  session_id: z.string().optional(),
+  transcript_path: z.string().optional(),
+  cwd: z.string().optional(),
+  permission_mode: z.string().optional(),
+  hook_event_name: z.literal("PreToolUse"),
+  tool_name: z.string().min(1),
+  tool_input: z.record(z.string(), z.unknown()),
+  tool_use_id: z.string().optional(),
+});
+export type PreToolUsePayload = z.infer<typeof PreToolUsePayload>;
+
+/** Claude Code's `permissionDecision` values we use. */
+export type PermissionDecision = "allow" | "deny" | "ask";
+
+/** What the hook answers, with the audit facts behind it. */
+export interface HookVerdict {
+  /** null: not a tool we supervise; Claude Code's own permission flow applies. */
+  decision: PermissionDecision | null;
+  /** Shown to the model on deny, to the user on ask. */
+  reason: string;
+  /** The audit call, or null when nothing was recorded (unmapped tool). */
+  call_id: string | null;
+  /** The registry tool the call was decided as, e.g. "run_command". */
+  tool: string | null;
+  /** The gateway's envelope for the call. */
+  result: Envelope | null;
+  /** The exact JSON the hook prints on stdout (`{}` when decision is null). */
+  hook_output: Record<string, unknown>;
+}
+
+export interface HookOptions {
+  /** How long to wait for a reviewer when the policy asks (ms; bounded by the gateway). */
+  waitMs: number;
+  /** When no reviewer decided in time: deny (default) or hand the question to the user ("ask"). */
+  onTimeout: "deny" | "ask";
+  signal?: AbortSignal;
+}
+
+/**
+ * Decides one PreToolUse call: maps it, runs it through the gateway in decide-only mode
+ * (recorded, fenced, policy, approval wait) and turns the envelope into a hook decision:
+ * success → allow; `approval_expired` → deny or ask (`onTimeout`); any other failure
+ * (policy_denied, approval_rejected, path_outside_workspace, invalid_arguments, …) → deny with
+ * the gateway's message. Never throws for anything Claude Code can send.
+ * @param agent the agent whose token the hook used.
+ * @param payload a parsed PreToolUse payload.
+ */
+export async function decideClaudeCodeHook(agent: AgentIdentity, payload: PreToolUsePayload, options: HookOptions): Promise<HookVerdict> {
+  const mapped = await mapClaudeCodeCall(payload);
+  if (!mapped) {
+    return verdict(null, `Agent Reach does not supervise ${payload.tool_name}; Claude Code's own permissions apply.`, null, null);
+  }
+  const envelope = await callTool({ door: "hook", agent, sessionKey: payload.session_id ?? null }, mapped.tool, mapped.args, {
+    waitMs: options.waitMs,
+    signal: options.signal,
+    external: true,
+  });
+  const ref = envelope.call_id ? ` (Agent Reach call ${envelope.call_id})` : "";
+  if (envelope.ok) {
+    const data = envelope.data as { decision?: string; reviewer?: string; rule?: { id: string } | null };
+    const why =
+      data.decision === "approved"
+        ? `approved by reviewer ${data.reviewer ?? "(unknown)"}`
+        : `allowed by policy${data.rule ? ` rule ${data.rule.id}` : ""}`;
+    return verdict("allow", `Agent Reach: ${why}${ref}.`, mapped.tool, envelope);
+  }
+  const { name, message } = envelope.error;
+  if (name === "approval_expired" && options.onTimeout === "ask") {
+    return verdict("ask", `Agent Reach: ${message} Decide here instead${ref}.`, mapped.tool, envelope);
+  }
+  return verdict("deny", `Agent Reach denied this ${payload.tool_name} call (${name}): ${message}${ref}`, mapped.tool, envelope);
+}
+
+/**
+ * The registry tool and arguments a Claude Code tool call is decided as, or null for tools
+ * Agent Reach has no counterpart for (Glob, Grep, Task, MCP tools, …). Paths are passed as Claude
+ * Code sends them (absolute) and fenced by the gateway; argument values are not checked here, so
+ * a malformed call is recorded and answered by the tool's own schema (invalid_arguments → deny).
+ * MultiEdit becomes one edit_file whose old/new strings are the file before and after all its
+ * edits (computed with edit_file's own matching), so the reviewer sees the combined diff.
+ */
+export async function mapClaudeCodeCall(payload: PreToolUsePayload): Promise<{ tool: string; args: Record<string, unknown> } | null> {
+  const input = payload.tool_input;
+  switch (payload.tool_name) {
+    case "Bash":
+      return { tool: "run_command", args: { command: input.command, ...(payload.cwd !== undefined && { cwd: payload.cwd }) } };
+    case "Write":
+      return { tool: "write_file", args: { path: input.file_path, content: input.content } };
+    case "Edit":
+      return { tool: "edit_file", args: editArgs(input.file_path, input) };
+    case "MultiEdit":
+      return { tool: "edit_file", args: await multiEditArgs(input.file_path, input.edits) };
+    case "Read":
+      return { tool: "read_file", args: { path: input.file_path } };
+    case "WebFetch":
+      return { tool: "fetch_url", args: { url: input.url } };
+    default:
+      return null;
+  }
+}
+
+function editArgs(path: unknown, edit: Record<string, unknown>): Record<string, unknown> {
+  return {
+    path,
+    old_string: edit.old_string,
+    new_string: edit.new_string,
+    ...(edit.replace_all !== undefined && { replace_all: edit.replace_all }),
+  };
+}
+
+/**
+ * One edit_file equivalent of a MultiEdit: the whole text before and after applying its edits in
+ * order. When that cannot be computed (path outside the workspace, missing or binary file, an edit
+ * that does not match), the first edit stands for the call, so the gateway records it and answers
+ * with its own error or, for a queued call, shows the reviewer why no diff could be made.
+ */
+async function multiEditArgs(path: unknown, edits: unknown): Promise<Record<string, unknown>> {
+  const list = Array.isArray(edits) ? (edits as Record<string, unknown>[]) : [];
+  const first = editArgs(path, list[0] ?? {});
+  if (list.length < 2 || typeof path !== "string") return first;
+  try {
+    const workspace = await currentWorkspace();
+    const fenced = await resolveInWorkspace(workspace, path);
+    const handle = await openForRead(workspace, fenced);
+    const bytes = await handle.readFile().finally(() => handle.close());
+    const before = editableText(bytes);
+    let doc = before;
+    for (const edit of list) {
+      const text = applyEdit(doc, {
+        path: fenced.relative,
+        oldString: String(edit.old_string ?? ""),
+        newString: String(edit.new_string ?? ""),
+        replaceAll: edit.replace_all === true,
+      }).text;
+      doc = editableText(doc.toBytes(text));
+    }
+    return { path, old_string: before.toDisplay(before.text), new_string: doc.toDisplay(doc.text) };
+  } catch (err) {
+    if (err instanceof ToolError) return first;
+    throw err;
+  }
+}
+
+function verdict(decision: PermissionDecision | null, reason: string, tool: string | null, result: Envelope | null): HookVerdict {
+  return {
+    decision,
+    reason,
+    call_id: result?.call_id ?? null,
+    tool,
+    result,
+    hook_output: decision ? hookOutput(decision, reason) : {},
+  };
+}
+
+/**
+ * The PreToolUse decision JSON Claude Code reads from the hook's stdout (exit status 0):
+ * `{hookSpecificOutput: {hookEventName: "PreToolUse", permissionDecision, permissionDecisionReason}}`.
+ */
+export function hookOutput(decision: PermissionDecision, reason: string): Record<string, unknown> {
+  return { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: decision, permissionDecisionReason: reason } };
+}

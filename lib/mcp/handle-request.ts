@@ -1,0 +1,72 @@
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { requireAgent } from "@/lib/http/auth";
+import { readJsonBody } from "@/lib/http/respond";
+import { newId } from "@/lib/ids";
+import { createMcpServer } from "@/lib/mcp/server";
+
+/**
+ * The MCP door over Streamable HTTP (MCP spec 2025-03-26 and later, "Transports").
+ *
+ * Stateless transport, with session ids we hand out ourselves. Every request gets a fresh `Server`
+ * and transport (`sessionIdGenerator: undefined`), so any instance behind a load balancer can
+ * answer any request and a restart loses nothing: the only per-session state Agent Reach has is
+ * the audit Session, which lives in the database. To still group a client's calls into one audit
+ * Session, the response to `initialize` carries an `Mcp-Session-Id` we generate; clients send it
+ * back on every later request (spec: "MUST include it"), and it becomes the call's session key,
+ * scoped to the agent token so one agent cannot write into another's session. A stateful
+ * transport would need sticky routing or a shared session store, for no gain: the server never
+ * pushes unsolicited messages (no GET stream, answered 405 as the spec allows), and progress
+ * notifications travel on the POST's own SSE response.
+ *
+ * Authentication: `Authorization: Bearer <agent token>` (RFC 6750) on every request; without a
+ * valid one, 401 `unauthorized` with `WWW-Authenticate: Bearer`.
+ */
+
+/** A session id as the spec allows it: visible ASCII (0x21-0x7E); we cap the length. */
+const SESSION_ID = /^[\x21-\x7e]{1,128}$/;
+
+/**
+ * Answers one HTTP request to /api/mcp (GET, POST or DELETE).
+ * @returns 405 for GET; 401 without a valid agent token; 400 for a malformed `Mcp-Session-Id`;
+ *   413/400 for an oversized or unparsable body; otherwise the transport's response (SSE stream or
+ *   202), with a new `Mcp-Session-Id` on a successful `initialize` that came without one.
+ */
+export async function handleMcpRequest(req: Request): Promise<Response> {
+  if (req.method === "GET") {
+    return new Response(null, { status: 405, headers: { allow: "POST, DELETE" } });
+  }
+  const auth = await requireAgent(req);
+  if (!auth.ok) return auth.response;
+  const sessionId = req.headers.get("mcp-session-id");
+  if (sessionId !== null && !SESSION_ID.test(sessionId)) {
+    return jsonRpcError(400, "Bad Request: Mcp-Session-Id must be 1-128 visible ASCII characters");
+  }
+  let parsedBody: unknown;
+  if (req.method === "POST") {
+    const body = await readJsonBody(req);
+    if (!body.ok) return body.response;
+    parsedBody = body.value;
+  }
+
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  const caller = { door: "mcp" as const, agent: auth.identity, sessionKey: sessionId ? `${auth.identity.id}:${sessionId}` : null };
+  const server = createMcpServer(caller, req.signal);
+  await server.connect(transport);
+  const response = await transport.handleRequest(req, { parsedBody });
+  if (sessionId === null && response.ok && isInitialize(parsedBody)) {
+    response.headers.set("mcp-session-id", newId("mcp"));
+  }
+  return response;
+}
+
+function isInitialize(body: unknown): boolean {
+  return Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
+}
+
+function jsonRpcError(status: number, message: string): Response {
+  return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }), {
+    status,
+    headers: { "content-type": "application/json" },
+  });
+}

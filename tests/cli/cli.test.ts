@@ -1,0 +1,223 @@
+import fs from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort, startTestServer, type TestServer } from "@/tests/helpers/server";
+import { runCli } from "@/tests/cli/run-cli";
+import { sql } from "@/tests/helpers/sql";
+
+/**
+ * The agent-reach CLI as a subprocess against the real server (issue 5 "Must show"): every exit
+ * status class, @file, -, text and json formats, non-ASCII output, and the commands generated
+ * from GET /api/tools.
+ */
+
+let server: TestServer;
+let env: Record<string, string>;
+let local: string;
+/** A stand-in for a broken proxy in front of the server: answers every request with an HTML 502. */
+let proxy: http.Server;
+let proxyUrl: string;
+
+const UNICODE = "Grüße, 世界 🌍 — naïve café\n";
+
+beforeAll(async () => {
+  server = await startTestServer();
+  env = { AGENT_REACH_URL: server.url, AGENT_REACH_TOKEN: server.agentToken };
+  fs.writeFileSync(path.join(server.workspace, "notes.md"), "alpha\nbeta\ngamma\n");
+  fs.writeFileSync(path.join(server.workspace, "unicode.txt"), UNICODE);
+  fs.writeFileSync(path.join(server.workspace, "image.bin"), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0x0d, 1, 2, 3]));
+  local = fs.mkdtempSync(path.join(os.tmpdir(), "ar-cli-local-"));
+  fs.writeFileSync(path.join(local, "body.md"), "from a local file — ok\n");
+  fs.writeFileSync(path.join(local, "data.json"), '{"name":"Zoë","tags":["a","b"]}');
+  proxy = http.createServer((_req, res) => {
+    res.writeHead(502, { "content-type": "text/html" });
+    res.end("<html><body>Bad Gateway</body></html>");
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => proxy.listen(port, "127.0.0.1", resolve));
+  proxyUrl = `http://127.0.0.1:${port}`;
+});
+
+afterAll(async () => {
+  await server?.stop();
+  await new Promise((resolve) => proxy?.close(resolve));
+});
+
+const cli = (args: string[], options: { input?: string | Buffer; env?: Record<string, string> } = {}) =>
+  runCli(args, { env: { ...env, ...options.env }, input: options.input });
+
+/** Runs a CLI call that waits for approval and approves it through the reviewer API meanwhile. */
+async function approved(args: string[], match: (a: { tool: string; args: any }) => boolean, input?: string) {
+  const run = cli([...args, "--wait", "60"], { input });
+  for (;;) {
+    const list = await server.reviewer("GET", "/api/approvals");
+    const found = list.body.approvals.find(match);
+    if (found) {
+      await server.reviewer("POST", `/api/approvals/${found.call_id}/approve`, {});
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return run;
+}
+
+describe("agent-reach CLI", () => {
+  it("prints the success envelope as JSON on stdout with exit 0", async () => {
+    const res = await cli(["read-file", "--path", "notes.md", "--limit", "2"]);
+    expect(res.status).toBe(0);
+    expect(res.stderr).toBe("");
+    const body = JSON.parse(res.stdout);
+    expect(body).toMatchObject({ ok: true, data: { content: "     1| alpha\n     2| beta", truncated: true, next_offset: 2 } });
+    expect(body.call_id).toMatch(/^call_/);
+  });
+
+  it("prints the content itself with --format text", async () => {
+    const res = await cli(["--format", "text", "read-file", "notes.md", "--no-include-line-numbers"]);
+    expect(res.status).toBe(0);
+    expect(res.stdout).toBe("alpha\nbeta\ngamma\n");
+  });
+
+  it.each(["json", "text"])("writes non-ASCII output as UTF-8 (%s)", async (format) => {
+    const res = await cli(["read-file", "--path", "unicode.txt", "--no-include-line-numbers", "--format", format]);
+    expect(res.status).toBe(0);
+    const text = format === "json" ? `${JSON.parse(res.stdout).data.content}\n` : res.stdout;
+    expect(text).toBe(UNICODE);
+    expect(res.stdoutBytes.includes(Buffer.from("Grüße, 世界 🌍", "utf8"))).toBe(true); // not \u-escaped
+  });
+
+  it.each([
+    ["an unknown option (checked locally)", 2, ["read-file", "--path", "notes.md", "--bogus", "1"], "invalid_arguments"],
+    ["an argument the server refuses", 2, ["read-file", "--path", "notes.md", "--limit", "0"], "invalid_arguments"],
+    ["an unknown command", 2, ["frobnicate"], "unknown_tool"],
+    ["a path outside the workspace", 3, ["read-file", "--path", "../../etc/passwd"], "path_outside_workspace"],
+    ["a missing workspace file", 3, ["read-file", "--path", "missing.txt"], "not_found"],
+    ["a missing local @file", 3, ["write-file", "--path", "x.md", "--content", "@/nonexistent/body.md"], "not_found"],
+    ["a binary file", 5, ["read-file", "--path", "image.bin"], "binary_file"],
+    ["a write nobody approved yet", 6, ["write-file", "--path", "queued.md", "--content", "x", "--wait", "0"], "approval_pending"],
+  ])("reports %s on stderr with exit %i", async (_label, status, args, name) => {
+    const res = await cli(args);
+    expect(res.status).toBe(status);
+    expect(res.stdout).toBe("");
+    const body = JSON.parse(res.stderr);
+    expect(body.ok).toBe(false);
+    expect(body.error.name).toBe(name);
+  });
+
+  it("exits 6 for a token the server rejects", async () => {
+    const res = await cli(["read-file", "--path", "notes.md"], { env: { AGENT_REACH_TOKEN: "ar_agent_wrong" } });
+    expect(res.status).toBe(6);
+    expect(JSON.parse(res.stderr).error.name).toBe("unauthorized");
+  });
+
+  it("exits 4 when the server cannot be reached", async () => {
+    const res = await cli(["read-file", "--path", "notes.md", "--server", `http://127.0.0.1:${await freePort()}`]);
+    expect(res.status).toBe(4);
+    expect(JSON.parse(res.stderr).error).toMatchObject({ name: "fetch_failed", code: 302, retryable: true });
+  });
+
+  it("exits 1 when something in between answers with a non-envelope (a proxy's 502 page)", async () => {
+    const res = await cli(["list-tools"], { env: { AGENT_REACH_URL: proxyUrl } });
+    expect(res.status).toBe(1);
+    expect(JSON.parse(res.stderr).error).toMatchObject({ name: "internal", detail: { status: 502 } });
+  });
+
+  it("prints errors as text with --format text", async () => {
+    const res = await cli(["--format", "text", "read-file", "--path", "../outside.txt"]);
+    expect(res.status).toBe(3);
+    expect(res.stderr).toMatch(/^error 201 path_outside_workspace: /);
+  });
+
+  it("sends an @file value (read locally) and waits for the approval", async () => {
+    const res = await approved(["write-file", "--path", "from-file.md", "--content", `@${path.join(local, "body.md")}`], (a) => a.args.path === "from-file.md");
+    expect(res.status).toBe(0);
+    expect(JSON.parse(res.stdout).data.created).toBe(true);
+    expect(fs.readFileSync(path.join(server.workspace, "from-file.md"), "utf8")).toBe("from a local file — ok\n");
+  });
+
+  it("sends standard input for a - value", async () => {
+    const res = await approved(["write-file", "--path", "piped.md", "--content", "-"], (a) => a.args.path === "piped.md", UNICODE);
+    expect(res.status).toBe(0);
+    expect(fs.readFileSync(path.join(server.workspace, "piped.md"), "utf8")).toBe(UNICODE);
+  });
+
+  it("transforms @file and stdin input (seed 002's transform)", async () => {
+    const fromFile = await cli(["transform", "--input", `@${path.join(local, "data.json")}`, "--from", "json", "--to", "yaml", "--format", "text"]);
+    expect(fromFile.status).toBe(0);
+    expect(fromFile.stdout).toContain("name: Zoë");
+    const fromStdin = await cli(["transform", "--input", "-", "--from", "json", "--to", "yaml"], { input: '{"ключ":"значение"}' });
+    expect(fromStdin.status).toBe(0);
+    expect(JSON.parse(fromStdin.stdout).data.output).toContain("ключ: значение");
+    const bad = await cli(["transform", "--input", "-", "--from", "json", "--to", "yaml"], { input: "{not json" });
+    expect(bad.status).toBe(5);
+    expect(JSON.parse(bad.stderr).error.name).toBe("transform_failed");
+  });
+
+  it("waits for a queued call with `wait <call_id>`", async () => {
+    const queued = await cli(["write-file", "--path", "later.md", "--content", "later\n", "--wait", "0"]);
+    const callId = JSON.parse(queued.stderr).call_id;
+    const waiting = cli(["wait", callId]);
+    await server.reviewer("POST", `/api/approvals/${callId}/approve`, {});
+    const res = await waiting;
+    expect(res.status).toBe(0);
+    expect(JSON.parse(res.stdout)).toMatchObject({ ok: true, call_id: callId, data: { created: true } });
+  });
+
+  it("gives up `wait` after --wait seconds with 601 and exit 6", async () => {
+    const queued = await cli(["run", "--command", "touch never-approved", "--wait", "0"]);
+    const callId = JSON.parse(queued.stderr).call_id;
+    const res = await cli(["wait", callId, "--wait", "1"]);
+    expect(res.status).toBe(6);
+    expect(JSON.parse(res.stderr).error.name).toBe("approval_pending");
+  });
+
+  it("lists the tools with their subcommand names", async () => {
+    const json = await cli(["list-tools"]);
+    expect(json.status).toBe(0);
+    const commands = JSON.parse(json.stdout).data.tools.map((t: { command: string }) => t.command);
+    for (const c of ["read-file", "write-file", "edit-file", "run", "list-dir", "search", "fetch-url", "transform", "list-backups", "restore-backup", "get-call"]) {
+      expect(commands).toContain(c);
+    }
+    const text = await cli(["list-tools", "--format", "text"]);
+    expect(text.stdout).toMatch(/^run\s+.*\(run_command, exec\)$/m);
+  });
+
+  it("generates every tool's --help from its JSON Schema", async () => {
+    const { tools } = await (await fetch(`${server.url}/api/tools`)).json();
+    for (const tool of tools) {
+      const command = tool.name.replace(/_/g, "-");
+      const res = await cli([command, "--help"]);
+      expect(res.status).toBe(0);
+      for (const key of Object.keys(tool.input_schema.properties)) expect(res.stdout).toContain(`--${key.replace(/_/g, "-")}`);
+    }
+  });
+
+  it("accepts the short and the full name of a subcommand", async () => {
+    const short = await cli(["list-dir", "--path", "."]);
+    const full = await cli(["list-directory", "--path", "."]);
+    expect(short.status).toBe(0);
+    expect(JSON.parse(short.stdout).data.entries).toEqual(JSON.parse(full.stdout).data.entries);
+  });
+
+  it("self-check passes, and fails with exit 6 for a bad token", async () => {
+    const ok = await cli(["self-check"]);
+    expect(ok.status).toBe(0);
+    expect(JSON.parse(ok.stdout).data.checks.map((c: { name: string }) => c.name)).toEqual(["server", "database", "workspace", "disk", "token"]);
+    const bad = await cli(["self-check"], { env: { AGENT_REACH_TOKEN: "ar_agent_wrong" } });
+    expect(bad.status).toBe(6);
+    expect(JSON.parse(bad.stderr).error.name).toBe("unauthorized");
+  });
+
+  it("groups calls by --session and traces requests with --debug (without the token)", async () => {
+    const res = await cli(["read-file", "--path", "notes.md", "--session", "cli-run-1", "--debug"]);
+    expect(res.status).toBe(0);
+    expect(res.stderr).toMatch(/\[agent-reach\] → POST .*\/api\/tools\/read_file/);
+    expect(res.stderr).toMatch(/\[agent-reach\] ← 200 in \d+ ms/);
+    expect(res.stderr).not.toContain(server.agentToken);
+    const [row] = await sql(server.databaseUrl, `SELECT s."externalId" AS ext FROM "ToolCall" c JOIN "Session" s ON s.id = c."sessionId" WHERE c.id = $1`, [
+      JSON.parse(res.stdout).call_id,
+    ]);
+    expect(row).toEqual({ ext: "key:cli-run-1" });
+  });
+});
