@@ -5,7 +5,7 @@ import { defineConfig } from "vitest/config";
  * - "sqlite": every test, on SQLite files (the default store);
  * - "postgres": the tests that touch the database (audit log, doors), again on a throwaway
  *   PostgreSQL server started from Debian's packages (tests/helpers/pg-global-setup.ts), so the
- *   same behaviour is proven on both providers.
+ *   same behaviour is proven on both providers, plus tests/pg (several instances on one database).
  */
 export default defineConfig({
   resolve: { tsconfigPaths: true },
@@ -17,12 +17,12 @@ export default defineConfig({
     pool: "forks",
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: "sqlite", include: ["tests/**/*.test.ts"] } },
+      { extends: true, test: { name: "sqlite", include: ["tests/**/*.test.ts"], exclude: ["tests/pg/**"] } },
       {
         extends: true,
         test: {
           name: "postgres",
-          include: ["tests/audit/**/*.test.ts", "tests/doors/**/*.test.ts"],
+          include: ["tests/audit/**/*.test.ts", "tests/doors/**/*.test.ts", "tests/pg/**/*.test.ts"],
           globalSetup: ["tests/helpers/pg-global-setup.ts"],
         },
       },

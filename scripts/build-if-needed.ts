@@ -34,10 +34,31 @@ export function sourceFingerprint(root = process.cwd()): string {
 
 /**
  * Runs `next build` when there is no build yet or the sources changed since the last one
- * (fingerprint stored in .next/agent-reach-fingerprint).
+ * (fingerprint stored in .next/agent-reach-fingerprint). Processes starting at once (several
+ * servers, parallel test files) take turns on a lock directory, so one builds and the others
+ * find the build done.
  * @returns true when it built. @throws Error when the build fails.
  */
 export async function buildIfNeeded(root = process.cwd()): Promise<boolean> {
+  const lock = path.join(root, ".next-build.lock");
+  for (;;) {
+    try {
+      fs.mkdirSync(lock);
+      break;
+    } catch {
+      const age = Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > 600_000) fs.rmSync(lock, { recursive: true, force: true }); // a crashed builder's lock
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  try {
+    return buildUnlocked(root);
+  } finally {
+    fs.rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+function buildUnlocked(root: string): boolean {
   const fingerprint = sourceFingerprint(root);
   const stamp = path.join(root, STAMP);
   const built = fs.existsSync(path.join(root, ".next/BUILD_ID")) && fs.existsSync(stamp) && fs.readFileSync(stamp, "utf8") === fingerprint;

@@ -4,6 +4,7 @@ import fsp from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { buildIfNeeded } from "@/scripts/build-if-needed";
 
 /**
@@ -31,36 +32,27 @@ export interface TestServer {
   kill(): Promise<void>;
 }
 
-const ROOT = path.resolve(__dirname, "../..");
-const LOCK = path.join(ROOT, ".next-build.lock");
-
-/** Builds the app once for all test workers (mkdir lock; stale after 10 min). */
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+/** Builds the app once for all test workers (buildIfNeeded serialises concurrent builders). */
 export async function ensureBuilt(): Promise<void> {
-  for (;;) {
-    try {
-      fs.mkdirSync(LOCK);
-      break;
-    } catch {
-      const age = Date.now() - (fs.statSync(LOCK, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
-      if (age > 600_000) fs.rmSync(LOCK, { recursive: true, force: true });
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
-  try {
-    await buildIfNeeded(ROOT);
-  } finally {
-    fs.rmSync(LOCK, { recursive: true, force: true });
-  }
+  await buildIfNeeded(ROOT);
 }
 
-/** First child pid of `pid` (Linux /proc), or null. */
-function childPid(pid: number): number | null {
+/** The first descendant of `pid` whose command line contains `needle` (Linux /proc), or null. */
+function descendantPid(pid: number, needle: string): number | null {
+  let children: number[] = [];
   try {
-    const children = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
-    return children.length ? Number(children[0]) : null;
+    children = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
   } catch {
     return null;
   }
+  for (const child of children) {
+    const cmdline = fs.readFileSync(`/proc/${child}/cmdline`, "utf8").replace(/\0/g, " ");
+    if (cmdline.includes(needle)) return child;
+    const deeper = descendantPid(child, needle);
+    if (deeper) return deeper;
+  }
+  return null;
 }
 
 export async function freePort(): Promise<number> {
@@ -161,7 +153,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     workspace,
     dataDir,
     databaseUrl,
-    pid: childPid(child.pid!) ?? child.pid!,
+    pid: descendantPid(child.pid!, "next") ?? child.pid!,
     async call(tool, args, headers = {}) {
       const res = await fetch(`${url}/api/tools/${tool}`, {
         method: "POST",
