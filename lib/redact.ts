@@ -40,7 +40,10 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
 
 const SECRET_KEY_RE = /^(?:authorization|proxy-authorization|cookie|set-cookie|x-api-key|api[_-]?key|access[_-]?token|refresh[_-]?token|token|secret|client[_-]?secret|password|passwd|private[_-]?key)$/i;
 
-const extraSecrets = new Set<string>();
+// On globalThis: secrets registered at start-up (instrumentation bundle) must be masked by every
+// route bundle too.
+const globalForSecrets = globalThis as unknown as { agentReachSecrets?: Set<string> };
+const extraSecrets: Set<string> = (globalForSecrets.agentReachSecrets ??= new Set<string>());
 
 /** Registers a literal secret of this server (e.g. its own tokens) to be masked wherever it appears. */
 export function registerSecret(value: string): void {

@@ -82,7 +82,10 @@ interface Running {
   done: Promise<void>;
 }
 
-const running = new Set<Running>();
+// On globalThis: Next.js may load this module once per route bundle, and the shutdown hook
+// (instrumentation) must see the commands every route started.
+const globalForRunning = globalThis as unknown as { agentReachRunning?: Set<Running> };
+const running: Set<Running> = (globalForRunning.agentReachRunning ??= new Set<Running>());
 let exitHookInstalled = false;
 
 const DEFAULT_KILL_GRACE_MS = 2000;
