@@ -1,63 +1,92 @@
-import { requireReviewerSession } from "@/lib/auth/session";
-import { listRecentCalls } from "@/lib/audit/queries";
+import type { Metadata } from "next";
+import Link from "next/link";
+import { Suspense } from "react";
+import { requireReviewerPage } from "@/lib/dashboard/auth";
+import { formatDuration, formatTime } from "@/lib/dashboard/format";
+import { loadOverview } from "@/lib/dashboard/overview";
+import { StatusBadge, DecisionBadge } from "./_components/badges";
+import { LiveRefresh } from "./_components/live-refresh";
+import { Card, EmptyState, PageHeader } from "./_components/page-parts";
+import { RevealedText } from "./_components/revealed-text";
+import { PageSkeleton } from "./_components/states";
 
-export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Overview" };
 
-const STATUS_COLOURS: Record<string, string> = {
-  succeeded: "bg-emerald-100 text-emerald-800 dark:bg-emerald-900 dark:text-emerald-100",
-  failed: "bg-red-100 text-red-800 dark:bg-red-900 dark:text-red-100",
-  conflict: "bg-orange-100 text-orange-800 dark:bg-orange-900 dark:text-orange-100",
-  rejected: "bg-red-100 text-red-800 dark:bg-red-900 dark:text-red-100",
-  denied: "bg-red-100 text-red-800 dark:bg-red-900 dark:text-red-100",
-  pending: "bg-amber-100 text-amber-800 dark:bg-amber-900 dark:text-amber-100",
-  expired: "bg-zinc-200 text-zinc-700 dark:bg-zinc-800 dark:text-zinc-200",
-  interrupted: "bg-zinc-200 text-zinc-700 dark:bg-zinc-800 dark:text-zinc-200",
-};
-
-/** Overview: the most recent tool calls from the audit log. */
-export default async function RecentCallsPage() {
-  await requireReviewerSession();
-  const calls = await listRecentCalls(100);
+/** Overview: what waits, the last day's activity and the newest calls. */
+export default async function OverviewPage() {
+  await requireReviewerPage("/");
   return (
-    <main className="mx-auto max-w-6xl px-4 py-6">
-      <h1 className="mb-4 text-xl font-semibold">Recent calls</h1>
-      {calls.length === 0 ? (
-        <p className="rounded border border-dashed border-zinc-300 p-6 text-center text-sm text-zinc-500 dark:border-zinc-700">
-          No calls yet. Point an agent at <code>/api/tools</code> (see README) and its calls appear here.
-        </p>
-      ) : (
-        <div className="overflow-x-auto">
-          <table className="w-full text-left text-sm" data-testid="recent-calls">
-            <thead className="text-xs uppercase text-zinc-500">
-              <tr>
-                <th className="py-2 pr-3">Time</th>
-                <th className="py-2 pr-3">Tool</th>
-                <th className="py-2 pr-3">Target</th>
-                <th className="py-2 pr-3">Decision</th>
-                <th className="py-2 pr-3">Status</th>
-                <th className="py-2 pr-3 text-right">ms</th>
-              </tr>
-            </thead>
-            <tbody>
-              {calls.map((c) => (
-                <tr key={c.id} className="border-t border-zinc-200 dark:border-zinc-800">
-                  <td className="whitespace-nowrap py-2 pr-3 font-mono text-xs">{c.createdAt.toISOString().replace("T", " ").slice(0, 19)}</td>
-                  <td className="py-2 pr-3 font-mono">{c.tool}</td>
-                  <td className="max-w-md truncate py-2 pr-3 font-mono text-xs" title={c.target ?? ""}>{c.summary ?? c.target ?? ""}</td>
-                  <td className="py-2 pr-3">{c.decision ?? "—"}</td>
-                  <td className="py-2 pr-3">
-                    <span className={`rounded px-2 py-0.5 text-xs ${STATUS_COLOURS[c.status] ?? "bg-zinc-100 dark:bg-zinc-800"}`}>
-                      {c.status}
-                      {c.errorName ? ` · ${c.errorName}` : ""}
-                    </span>
-                  </td>
-                  <td className="py-2 pr-3 text-right tabular-nums">{c.durationMs ?? ""}</td>
+    <Suspense fallback={<PageSkeleton />}>
+      <Overview />
+    </Suspense>
+  );
+}
+
+async function Overview() {
+  const o = await loadOverview();
+  const stats: [string, number, string][] = [
+    ["Waiting for you", o.pending, "/approvals"],
+    ["Calls, last 24 h", o.callsLastDay, "/sessions"],
+    ["Errors, last 24 h", o.errorsLastDay, "/sessions"],
+    ["Sessions, last 24 h", o.sessionsLastDay, "/sessions"],
+    ["Active agent tokens", o.activeAgents, "/tokens"],
+  ];
+  return (
+    <>
+      <LiveRefresh />
+      <PageHeader title="Overview" description="Every tool call your agents make goes through Agent Reach and is recorded here." />
+      <div className="mb-6 grid grid-cols-2 gap-3 sm:grid-cols-3 lg:grid-cols-5">
+        {stats.map(([label, value, href]) => (
+          <Link key={label} href={href} className="rounded-lg border border-zinc-200 bg-white p-3 hover:border-zinc-400 dark:border-zinc-800 dark:bg-zinc-900 dark:hover:border-zinc-600">
+            <div className="text-2xl font-semibold tabular-nums">{value.toLocaleString("en")}</div>
+            <div className="text-xs text-zinc-500">{label}</div>
+          </Link>
+        ))}
+      </div>
+      <Card title="Newest calls">
+        {o.recent.length === 0 ? (
+          <EmptyState title="No calls yet">
+            Point an agent at <code>/api/tools</code> or <code>/api/mcp</code> with an agent token (see the README); its calls appear here as they happen.
+          </EmptyState>
+        ) : (
+          <div className="-mx-4 overflow-x-auto px-4">
+            <table className="w-full min-w-[40rem] text-left text-sm" data-testid="recent-calls">
+              <thead className="text-xs text-zinc-500">
+                <tr>
+                  <th className="py-2 pr-3 font-medium">Time (UTC)</th>
+                  <th className="py-2 pr-3 font-medium">Tool</th>
+                  <th className="py-2 pr-3 font-medium">Target</th>
+                  <th className="py-2 pr-3 font-medium">Decision</th>
+                  <th className="py-2 pr-3 font-medium">Status</th>
+                  <th className="py-2 text-right font-medium">Duration</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-    </main>
+              </thead>
+              <tbody>
+                {o.recent.map((c) => (
+                  <tr key={c.id} className="border-t border-zinc-100 align-top dark:border-zinc-800">
+                    <td className="whitespace-nowrap py-2 pr-3 font-mono text-xs">
+                      <Link href={`/calls/${c.id}`} className="hover:underline">
+                        {formatTime(c.createdAt)}
+                      </Link>
+                    </td>
+                    <td className="py-2 pr-3 font-mono text-xs">{c.tool}</td>
+                    <td className="py-2 pr-3 font-mono text-xs">
+                      <RevealedText text={c.summary ?? c.target ?? ""} />
+                    </td>
+                    <td className="py-2 pr-3">
+                      <DecisionBadge decision={c.decision} />
+                    </td>
+                    <td className="py-2 pr-3">
+                      <StatusBadge status={c.status} error={c.errorName} />
+                    </td>
+                    <td className="whitespace-nowrap py-2 text-right tabular-nums text-xs">{formatDuration(c.durationMs)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Card>
+    </>
   );
 }

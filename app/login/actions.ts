@@ -3,8 +3,12 @@
 import { cookies } from "next/headers";
 import { redirect } from "next/navigation";
 import { SESSION_COOKIE, signIn } from "@/lib/auth/tokens";
+import { safeReturnPath } from "@/lib/dashboard/auth";
 
-/** Signs a reviewer in: sets the HttpOnly session cookie and goes to the dashboard. */
+/**
+ * Signs a reviewer in: sets the HttpOnly, SameSite=Strict session cookie and goes to `next` (a
+ * dashboard path; anything else goes to "/").
+ */
 export async function signInAction(_prev: { error: string } | null, form: FormData): Promise<{ error: string }> {
   const login = String(form.get("login") ?? "");
   const password = String(form.get("password") ?? "");
@@ -17,5 +21,5 @@ export async function signInAction(_prev: { error: string } | null, form: FormDa
     path: "/",
     expires: session.expiresAt,
   });
-  redirect("/");
+  redirect(safeReturnPath(String(form.get("next") ?? "/")));
 }

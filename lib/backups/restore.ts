@@ -1,7 +1,6 @@
 import { approveCall } from "@/lib/approvals/queue";
 import { callTool, pendingEnvelope } from "@/lib/gateway/call-tool";
-import type { Envelope } from "@/lib/result";
-import { failure } from "@/lib/result";
+import { failure, type Envelope } from "@/lib/result";
 
 /**
  * A restore started by a reviewer from the dashboard. It is not a side door: it goes through the
@@ -25,7 +24,9 @@ export interface RestoreOutcome {
  * @param backupId the backup to put back
  * @returns the restore call's envelope: success data of restore_backup (path, backup_id of the
  *   bytes it replaced, diff …), or its error (`not_found`, `policy_denied`, `conflict` when the file
- *   changed between queueing and approval, …). Never throws for a failed restore.
+ *   changed between queueing and approval, …), or `approval_pending` when the instance that
+ *   serves the workspace has not run the approved call yet (it will). Never throws for a failed
+ *   restore.
  */
 export async function restoreBackupAsReviewer(backupId: string, login: string): Promise<RestoreOutcome> {
   const queued = await callTool({ door: "http", agent: null, sessionKey: `dashboard:${login}` }, "restore_backup", { backup_id: backupId }, { waitMs: 0 });

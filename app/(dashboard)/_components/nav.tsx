@@ -1,0 +1,56 @@
+"use client";
+
+import Link from "next/link";
+import { usePathname } from "next/navigation";
+import { useLive } from "./live";
+
+const LINKS = [
+  { href: "/", label: "Overview" },
+  { href: "/approvals", label: "Approvals" },
+  { href: "/sessions", label: "Sessions" },
+  { href: "/backups", label: "Backups" },
+  { href: "/policy", label: "Policy" },
+  { href: "/tokens", label: "Tokens" },
+  { href: "/audit", label: "Audit" },
+  { href: "/settings", label: "Settings" },
+];
+
+function isActive(pathname: string, href: string): boolean {
+  if (href === "/") return pathname === "/";
+  if (href === "/sessions") return pathname.startsWith("/sessions") || pathname.startsWith("/calls");
+  return pathname === href || pathname.startsWith(`${href}/`);
+}
+
+/** The dashboard's navigation: a sidebar on wide screens, a scrolling bar at phone width. */
+export function Nav() {
+  const pathname = usePathname();
+  const { pending, connected } = useLive();
+  return (
+    <nav aria-label="Main" className="-mx-1 flex gap-1 overflow-x-auto pb-1 md:mx-0 md:flex-col md:overflow-visible md:pb-0">
+      {LINKS.map((link) => {
+        const active = isActive(pathname, link.href);
+        return (
+          <Link
+            key={link.href}
+            href={link.href}
+            aria-current={active ? "page" : undefined}
+            className={`flex shrink-0 items-center justify-between gap-2 rounded-md px-3 py-1.5 text-sm ${
+              active ? "bg-zinc-900 text-white dark:bg-zinc-100 dark:text-zinc-900" : "text-zinc-700 hover:bg-zinc-200 dark:text-zinc-300 dark:hover:bg-zinc-800"
+            }`}
+          >
+            {link.label}
+            {link.href === "/approvals" && pending > 0 && (
+              <span data-testid="pending-count" className="rounded-full bg-amber-500 px-1.5 text-xs font-semibold text-white">
+                {pending}
+              </span>
+            )}
+          </Link>
+        );
+      })}
+      <span className="hidden px-3 pt-3 text-xs text-zinc-500 md:block" data-testid="live-status">
+        <span className={`mr-1 inline-block h-2 w-2 rounded-full ${connected ? "bg-emerald-500" : "bg-zinc-400"}`} />
+        {connected ? "live" : "connecting…"}
+      </span>
+    </nav>
+  );
+}

@@ -1,0 +1,201 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { Suspense } from "react";
+import { requireReviewerPage } from "@/lib/dashboard/auth";
+import { callDiff, callExists, getCallDetail, splitOutputs, type CallBackup } from "@/lib/dashboard/calls";
+import { formatBytes, formatDuration, formatTime } from "@/lib/dashboard/format";
+import { DecisionBadge, StatusBadge } from "../../_components/badges";
+import { DiffView } from "../../_components/diff-view";
+import { Card, Facts, Mono, PageHeader } from "../../_components/page-parts";
+import { RevealedText } from "../../_components/revealed-text";
+import { PageSkeleton } from "../../_components/states";
+import { JsonBlock, TextBlock } from "../../_components/text-block";
+import { VerdictView } from "../../_components/verdict-view";
+
+export const metadata: Metadata = { title: "Call" };
+
+/**
+ * One call in full: arguments (as received and as edited), the policy decision and rule, the
+ * approval history (who, when, why: from the event log), the result and outputs, the diff and
+ * the backup it made.
+ */
+export default async function CallPage({ params }: { params: Promise<{ callId: string }> }) {
+  const { callId } = await params;
+  await requireReviewerPage(`/calls/${callId}`);
+  if (!(await callExists(callId))) notFound();
+  return (
+    <Suspense fallback={<PageSkeleton />}>
+      <Call callId={callId} />
+    </Suspense>
+  );
+}
+
+async function Call({ callId }: { callId: string }) {
+  const call = await getCallDetail(callId);
+  if (!call) notFound();
+  const diff = await callDiff(call);
+  const data = call.envelope?.ok ? call.envelope.data : undefined;
+  const { outputs, rest } = splitOutputs(data);
+  const history = call.events.filter((e) => e.actor.startsWith("reviewer:") || ["call.pending", "call.approved", "call.rejected", "call.expired"].includes(e.type));
+  return (
+    <>
+      <PageHeader
+        title={
+          <span className="flex flex-wrap items-center gap-2">
+            <span className="font-mono">{call.tool}</span>
+            <StatusBadge status={call.status} error={call.errorName} />
+            <DecisionBadge decision={call.decision} />
+          </span>
+        }
+        description={<Mono>{call.id}</Mono>}
+      >
+        {call.status === "pending" && (
+          <Link href={`/approvals?call=${call.id}`} className="rounded-md bg-amber-500 px-3 py-1.5 text-sm font-medium text-white">
+            Decide in the inbox
+          </Link>
+        )}
+        <Link href={`/sessions/${call.session.id}`} className="text-sm underline">
+          Session timeline
+        </Link>
+      </PageHeader>
+
+      <div className="grid gap-4 xl:grid-cols-2">
+        <Card title="Call">
+          <Facts
+            items={[
+              ["Agent", `${call.session.agentName ?? "anonymous"} via ${call.door}`],
+              ["Target", call.target ? <Mono key="t"><RevealedText text={call.target} /></Mono> : "—"],
+              ["Path as sent", call.pathRaw ? <Mono key="p"><RevealedText text={call.pathRaw} /></Mono> : "—"],
+              ["Resolved path", call.pathResolved ? <Mono key="r"><RevealedText text={call.pathResolved} /></Mono> : "—"],
+              ["Received", formatTime(call.createdAt)],
+              ["Decided", formatTime(call.decidedAt)],
+              ["Started", formatTime(call.startedAt)],
+              ["Finished", formatTime(call.finishedAt)],
+              ["Run time", formatDuration(call.durationMs)],
+              ["Bytes in / out", `${formatBytes(call.bytesIn)} / ${formatBytes(call.bytesOut)}${call.truncated ? " (output capped)" : ""}`],
+              ["sha256 before", call.shaBefore ? <Mono key="b">{call.shaBefore}</Mono> : "—"],
+              ["sha256 after", call.shaAfter ? <Mono key="a">{call.shaAfter}</Mono> : "—"],
+            ]}
+          />
+        </Card>
+        <Card title="Decision">
+          <VerdictView verdict={call.verdict} />
+          <h3 className="mb-1 mt-4 text-sm font-semibold">Approval history</h3>
+          {history.length === 0 ? (
+            <p className="text-sm text-zinc-500">No person was involved: the policy decided alone.</p>
+          ) : (
+            <ol className="space-y-1.5 text-sm" data-testid="approval-history">
+              {history.map((e) => (
+                <li key={e.seq} className="flex flex-wrap gap-x-2">
+                  <span className="font-mono text-xs text-zinc-500">{formatTime(e.createdAt)}</span>
+                  <span className="font-medium">{e.type.replace(/^call\./, "")}</span>
+                  <span>by {e.actor}</span>
+                  {e.type === "call.approved" && e.data.edited === true && <span className="text-amber-700 dark:text-amber-300">with edited content</span>}
+                  {e.type === "call.rejected" && call.reviewReason && (
+                    <span>
+                      — “<RevealedText text={call.reviewReason} />”
+                    </span>
+                  )}
+                </li>
+              ))}
+            </ol>
+          )}
+        </Card>
+      </div>
+
+      <div className="mt-4 space-y-4">
+        <Card title="Arguments">
+          <div className="grid gap-3 lg:grid-cols-2">
+            <JsonBlock label="As the agent sent them (secrets redacted)" value={call.args} />
+            {call.editedArgs !== null && <JsonBlock label="As the reviewer edited them before approving" value={call.editedArgs} />}
+          </div>
+        </Card>
+
+        {diff && (
+          <Card title="Diff">
+            {diff.truncated && <p className="mb-2 text-sm text-amber-800 dark:text-amber-200">This is the diff returned to the agent, which was capped; the full before and after bytes are no longer stored.</p>}
+            {diff.notes.length > 0 && (
+              <ul className="mb-2 list-disc pl-5 text-sm text-amber-800 dark:text-amber-200">
+                {diff.notes.map((n, i) => (
+                  <li key={i}>{n}</li>
+                ))}
+              </ul>
+            )}
+            <DiffView
+              diff={diff.diff}
+              title={
+                <span>
+                  <span className="text-emerald-700 dark:text-emerald-400">+{diff.additions}</span> <span className="text-red-700 dark:text-red-400">−{diff.deletions}</span> lines
+                  <span className="text-zinc-500"> · {diff.source === "preview" ? "as shown for approval" : diff.source === "bytes" ? "from the stored bytes" : "from the result"}</span>
+                </span>
+              }
+            />
+          </Card>
+        )}
+
+        {(call.backupMade || call.restoredFrom) && (
+          <Card title="Backups">
+            <div className="space-y-2 text-sm">
+              {call.backupMade && <BackupLine label="This call backed up the bytes it replaced:" backup={call.backupMade} />}
+              {call.restoredFrom && <BackupLine label="It restored:" backup={call.restoredFrom} />}
+            </div>
+          </Card>
+        )}
+
+        <Card title="Result">
+          {call.envelope === null ? (
+            <p className="text-sm text-zinc-500">No result yet: the call is {call.status}.</p>
+          ) : call.envelope.ok ? (
+            <div className="space-y-3">
+              {outputs.map((o) => (
+                <TextBlock key={o.name} label={o.name} text={o.text} tall />
+              ))}
+              <JsonBlock label={outputs.length ? "Other fields" : "data"} value={rest} />
+            </div>
+          ) : (
+            <div className="space-y-2">
+              <p className="text-sm">
+                <strong>
+                  {call.envelope.error.name} ({call.envelope.error.code})
+                </strong>
+                : <RevealedText text={call.envelope.error.message} />
+              </p>
+              <JsonBlock label="detail" value={call.envelope.error.detail} />
+            </div>
+          )}
+        </Card>
+
+        <Card title="Event log">
+          <ol className="space-y-1 text-xs" data-testid="call-events">
+            {call.events.map((e) => (
+              <li key={e.seq} className="flex flex-wrap gap-x-2 font-mono">
+                <span className="text-zinc-500">#{e.seq}</span>
+                <span>{formatTime(e.createdAt)}</span>
+                <span className="font-semibold">{e.type}</span>
+                <span>{e.actor}</span>
+                {Object.keys(e.data).length > 0 && (
+                  <span className="break-all text-zinc-500">
+                    <RevealedText text={JSON.stringify(e.data)} />
+                  </span>
+                )}
+              </li>
+            ))}
+          </ol>
+        </Card>
+      </div>
+    </>
+  );
+}
+
+function BackupLine({ label, backup }: { label: string; backup: CallBackup }) {
+  return (
+    <p>
+      {label}{" "}
+      <Link className="font-mono underline" href={`/backups/${backup.id}`}>
+        {backup.id}
+      </Link>{" "}
+      of <Mono><RevealedText text={backup.path} /></Mono> ({formatBytes(backup.size)}, {formatTime(backup.createdAt)})
+    </p>
+  );
+}

@@ -1,0 +1,52 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import "diff2html/bundles/css/diff2html.min.css";
+import "./dashboard.css";
+import { currentReviewer } from "@/lib/dashboard/auth";
+import { countPending } from "@/lib/dashboard/approvals";
+import { latestEventSeq } from "@/lib/dashboard/live";
+import { signOutAction } from "./actions";
+import { LiveProvider, NotificationToggle } from "./_components/live";
+import { Nav } from "./_components/nav";
+
+export const metadata: Metadata = {
+  title: { template: "%s · Agent Reach", default: "Agent Reach" },
+};
+
+/**
+ * The dashboard shell: navigation, the live connection (pending count, notifications) and the
+ * signed-in reviewer. Every page and server action checks the session itself
+ * (lib/dashboard/auth.ts), so a page never renders for a visitor who is not signed in; this
+ * layout only renders the shell when someone is.
+ */
+export default async function DashboardLayout({ children }: { children: React.ReactNode }) {
+  const reviewer = await currentReviewer();
+  if (!reviewer) return <>{children}</>;
+  const [pending, since] = await Promise.all([countPending(), latestEventSeq()]);
+  return (
+    <LiveProvider initialPending={pending} since={since}>
+      <div className="mx-auto flex min-h-screen max-w-[100rem] flex-col md:flex-row">
+        <aside className="sticky top-0 z-10 border-b border-zinc-200 bg-zinc-50/95 px-3 pt-3 backdrop-blur md:h-screen md:w-52 md:shrink-0 md:border-b-0 md:border-r md:px-3 md:py-5 dark:border-zinc-800 dark:bg-zinc-950/95">
+          <div className="mb-2 flex items-center justify-between md:mb-5 md:block">
+            <Link href="/" className="text-base font-semibold tracking-tight">
+              Agent Reach
+            </Link>
+            <div className="flex items-center gap-3 text-xs text-zinc-500 md:mt-2 md:flex-col md:items-start md:gap-1">
+              <span>
+                signed in as <strong className="text-zinc-700 dark:text-zinc-300">{reviewer.login}</strong>
+              </span>
+              <form action={signOutAction}>
+                <button type="submit" className="underline underline-offset-2">
+                  Sign out
+                </button>
+              </form>
+              <NotificationToggle />
+            </div>
+          </div>
+          <Nav />
+        </aside>
+        <main className="min-w-0 flex-1 px-3 py-4 sm:px-6 sm:py-6">{children}</main>
+      </div>
+    </LiveProvider>
+  );
+}

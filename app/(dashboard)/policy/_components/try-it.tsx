@@ -1,0 +1,56 @@
+"use client";
+
+import { useActionState, useState } from "react";
+import type { TryResult } from "@/lib/dashboard/policy";
+import { BUTTON, INPUT } from "../../_components/page-parts";
+import { VerdictView } from "../../_components/verdict-view";
+import { tryPolicyAction } from "../actions";
+
+/**
+ * Asks the policy about a sample call: a command for run_command, a path for file tools, a URL
+ * for fetch_url. Shows the decision, the deciding rule and, for commands, every parsed part.
+ * Nothing runs.
+ */
+export function TryIt({ tools }: { tools: string[] }) {
+  const [state, action, pending] = useActionState<TryResult | null, FormData>(tryPolicyAction, null);
+  const [tool, setTool] = useState("run_command");
+  const label = "flex min-w-0 flex-col gap-1 text-xs font-medium text-zinc-600 dark:text-zinc-400";
+  const field = tool === "run_command" ? "command" : tool === "fetch_url" ? "url" : "path";
+  return (
+    <div className="space-y-3">
+      <form action={action} className="flex flex-col gap-2 sm:flex-row sm:items-end" data-testid="try-it">
+        <label className={label}>
+          Tool
+          <select name="tool" value={tool} onChange={(e) => setTool(e.target.value)} className={INPUT}>
+            {tools.map((t) => (
+              <option key={t}>{t}</option>
+            ))}
+          </select>
+        </label>
+        <label className={`${label} flex-1`}>
+          {field === "command" ? "Command" : field === "url" ? "URL" : "Path"}
+          <input
+            key={field}
+            name={field}
+            required={field !== "path"}
+            placeholder={field === "command" ? "git status && rm -rf build" : field === "url" ? "https://example.com/" : "src/app.ts"}
+            className={`${INPUT} font-mono`}
+          />
+        </label>
+        <button type="submit" className={BUTTON.primary} disabled={pending}>
+          {pending ? "Asking…" : "Ask the policy"}
+        </button>
+      </form>
+      {state?.ok === false && (
+        <p role="alert" className="text-sm text-red-700 dark:text-red-300">
+          {state.message}
+        </p>
+      )}
+      {state?.ok && (
+        <div data-testid="try-result">
+          <VerdictView verdict={state.verdict} />
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,60 @@
+"use server";
+
+import { revalidatePath } from "next/cache";
+import { requireReviewerPage } from "@/lib/dashboard/auth";
+import { createRule, deleteRule, moveRule, setRuleEnabled, tryPolicy, updateRule, type RuleChange, type RuleInput, type TryResult } from "@/lib/dashboard/policy";
+import type { ActionState } from "../_components/action-form";
+
+function ruleFromForm(form: FormData): RuleInput {
+  const text = (key: string) => String(form.get(key) ?? "");
+  return {
+    tool: text("tool"),
+    pathGlob: text("pathGlob"),
+    command: text("command"),
+    decision: text("decision") as RuleInput["decision"],
+    note: text("note"),
+    enabled: form.get("enabled") !== null,
+  };
+}
+
+async function done(change: RuleChange, message: string): Promise<ActionState> {
+  revalidatePath("/policy");
+  return change.ok ? { ok: true, message } : { ok: false, message: change.message };
+}
+
+/** Adds a rule at the end of the order. */
+export async function createRuleAction(_prev: ActionState, form: FormData): Promise<ActionState> {
+  const reviewer = await requireReviewerPage("/policy");
+  return done(await createRule(ruleFromForm(form), reviewer.login), "Rule added at the end.");
+}
+
+/** Saves a rule's fields. Form: id + rule fields. */
+export async function updateRuleAction(_prev: ActionState, form: FormData): Promise<ActionState> {
+  const reviewer = await requireReviewerPage("/policy");
+  return done(await updateRule(String(form.get("id")), ruleFromForm(form), reviewer.login), "Saved.");
+}
+
+/** Enables or disables a rule. Form: id, enabled ("true" | "false"). */
+export async function toggleRuleAction(_prev: ActionState, form: FormData): Promise<ActionState> {
+  const reviewer = await requireReviewerPage("/policy");
+  return done(await setRuleEnabled(String(form.get("id")), form.get("enabled") === "true", reviewer.login), "");
+}
+
+/** Moves a rule one place. Form: id, direction ("up" | "down"). */
+export async function moveRuleAction(_prev: ActionState, form: FormData): Promise<ActionState> {
+  const reviewer = await requireReviewerPage("/policy");
+  return done(await moveRule(String(form.get("id")), form.get("direction") === "up" ? "up" : "down", reviewer.login), "");
+}
+
+/** Deletes an operator rule. Form: id. */
+export async function deleteRuleAction(_prev: ActionState, form: FormData): Promise<ActionState> {
+  const reviewer = await requireReviewerPage("/policy");
+  return done(await deleteRule(String(form.get("id")), reviewer.login), "");
+}
+
+/** The "try it" box: the policy's answer for a sample, nothing runs. Form: tool, path, command, url. */
+export async function tryPolicyAction(_prev: TryResult | null, form: FormData): Promise<TryResult> {
+  await requireReviewerPage("/policy");
+  const text = (key: string) => String(form.get(key) ?? "");
+  return tryPolicy({ tool: text("tool"), path: text("path"), command: text("command"), url: text("url") });
+}

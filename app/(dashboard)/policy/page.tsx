@@ -1,0 +1,54 @@
+import type { Metadata } from "next";
+import { Suspense } from "react";
+import { requireReviewerPage } from "@/lib/dashboard/auth";
+import { listRules, ruleToolNames } from "@/lib/dashboard/policy";
+import { Card, EmptyState, PageHeader } from "../_components/page-parts";
+import { PageSkeleton } from "../_components/states";
+import { createRuleAction } from "./actions";
+import { RuleForm } from "./_components/rule-form";
+import { RuleItem } from "./_components/rule-item";
+import { TryIt } from "./_components/try-it";
+
+export const metadata: Metadata = { title: "Policy" };
+
+/** Policy rules in evaluation order (add, edit, reorder, disable) and the "try it" box. */
+export default async function PolicyPage() {
+  await requireReviewerPage("/policy");
+  return (
+    <Suspense fallback={<PageSkeleton />}>
+      <Policy />
+    </Suspense>
+  );
+}
+
+async function Policy() {
+  const rules = await listRules();
+  const tools = ruleToolNames();
+  return (
+    <>
+      <PageHeader
+        title="Policy"
+        description="Among the enabled rules that match a call, deny beats ask beats allow, and the first of them in this order is named as the deciding rule; a call no rule matches asks. A shell command is split into its simple commands and allowed only when every one is."
+      />
+      <div className="space-y-4">
+        <Card title="Try it">
+          <TryIt tools={tools.filter((t) => t !== "*")} />
+        </Card>
+        <Card title={`Rules (${rules.length})`}>
+          {rules.length === 0 ? (
+            <EmptyState title="No rules">Every call asks for a reviewer until a rule allows it.</EmptyState>
+          ) : (
+            <ol className="space-y-1.5" data-testid="rules">
+              {rules.map((rule, i) => (
+                <RuleItem key={rule.id} rule={rule} position={i + 1} last={i === rules.length - 1} tools={tools} />
+              ))}
+            </ol>
+          )}
+        </Card>
+        <Card title="Add a rule">
+          <RuleForm action={createRuleAction} tools={tools} submitLabel="Add rule" testId="add-rule" />
+        </Card>
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,71 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { Suspense } from "react";
+import { pathWithQuery, requireReviewerPage } from "@/lib/dashboard/auth";
+import { formatTime } from "@/lib/dashboard/format";
+import { getSession, loadTimeline, parseTimelineFilters, timelineFacets, TIMELINE_LIMIT, type TimelineFilters } from "@/lib/dashboard/sessions";
+import { Card, Facts, Mono, PageHeader } from "../../_components/page-parts";
+import { RevealedText } from "../../_components/revealed-text";
+import { PageSkeleton } from "../../_components/states";
+import { TimelineFilterForm } from "./_components/filter-form";
+import { Timeline } from "./_components/timeline";
+
+export const metadata: Metadata = { title: "Session timeline" };
+
+type Params = { params: Promise<{ sessionId: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> };
+
+/** One session: its calls on a time axis above a virtualised table, with filters and search. */
+export default async function SessionPage({ params, searchParams }: Params) {
+  const [{ sessionId }, query] = await Promise.all([params, searchParams]);
+  await requireReviewerPage(pathWithQuery(`/sessions/${sessionId}`, query));
+  const session = await getSession(sessionId);
+  if (!session) notFound();
+  const filters = parseTimelineFilters(query);
+  return (
+    <>
+      <PageHeader
+        title={
+          <>
+            Session of {session.agentName ?? "an anonymous agent"}
+          </>
+        }
+        description={<Mono>{session.id}</Mono>}
+      >
+        <Link href="/sessions" className="text-sm underline">
+          All sessions
+        </Link>
+      </PageHeader>
+      <Card className="mb-4">
+        <Facts
+          items={[
+            ["Workspace", <Mono key="w"><RevealedText text={session.workspaceRoot} /></Mono>],
+            ["Door and key", <span key="d">{session.door} · <Mono><RevealedText text={session.externalId} /></Mono></span>],
+            ["Started", formatTime(session.startedAt)],
+            ["Last call", formatTime(session.lastCallAt)],
+            ["Calls", `${session.calls.toLocaleString("en")} (${session.pending} pending, ${session.errors.toLocaleString("en")} with errors)`],
+          ]}
+        />
+      </Card>
+      <Suspense key={`${sessionId}?${JSON.stringify(filters)}`} fallback={<PageSkeleton />}>
+        <SessionCalls sessionId={sessionId} filters={filters} />
+      </Suspense>
+    </>
+  );
+}
+
+async function SessionCalls({ sessionId, filters }: { sessionId: string; filters: TimelineFilters }) {
+  const [facets, data] = await Promise.all([timelineFacets(sessionId), loadTimeline(sessionId, filters)]);
+  const filtered = Object.values(filters).some((v) => v !== undefined);
+  return (
+    <>
+      <TimelineFilterForm action={`/sessions/${sessionId}`} filters={filters} tools={facets.tools} statuses={facets.statuses} />
+      {data.matched > data.ids.length && (
+        <p className="mb-3 rounded-md border border-amber-300 bg-amber-50 p-2 text-sm dark:border-amber-800 dark:bg-amber-950">
+          Showing the first {TIMELINE_LIMIT.toLocaleString("en")} of {data.matched.toLocaleString("en")} matching calls; narrow the filters or the time range to see the rest.
+        </p>
+      )}
+      <Timeline data={data} filtered={filtered} />
+    </>
+  );
+}

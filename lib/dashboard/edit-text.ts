@@ -1,0 +1,30 @@
+/**
+ * Line endings across a browser text box. A <textarea> hands back its value with every CRLF and
+ * lone CR turned into LF (HTML "API value" normalization), so a reviewer editing content that
+ * uses CRLF would silently change every line ending. These helpers put CRLF back when the
+ * original used it consistently and say when that is not possible. Pure (client and server).
+ */
+
+/** Line-break style of `text`: "crlf" when every break is CRLF, "lf" when every break is LF. */
+export function lineBreakStyle(text: string): "lf" | "crlf" | "mixed" | "none" {
+  const crlf = (text.match(/\r\n/g) ?? []).length;
+  const lf = (text.match(/\n/g) ?? []).length - crlf;
+  const cr = (text.match(/\r/g) ?? []).length - crlf;
+  if (crlf + lf + cr === 0) return "none";
+  if (cr === 0 && lf === 0) return "crlf";
+  if (cr === 0 && crlf === 0) return "lf";
+  return "mixed";
+}
+
+/**
+ * The text to submit for `edited` (a textarea value, LF only) given the `original` content:
+ * CRLF line breaks when the original used only CRLF, else `edited` unchanged.
+ */
+export function restoreLineBreaks(original: string, edited: string): string {
+  return lineBreakStyle(original) === "crlf" ? edited.replace(/\r?\n/g, "\r\n") : edited;
+}
+
+/** True when editing `original` in a text box loses carriage returns that cannot be put back. */
+export function losesCarriageReturns(original: string): boolean {
+  return lineBreakStyle(original) === "mixed";
+}

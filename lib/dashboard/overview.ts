@@ -1,0 +1,27 @@
+import { db } from "@/lib/db";
+import { listRecentCalls, type RecentCall } from "@/lib/audit/queries";
+
+/** Figures of the overview page. */
+export interface Overview {
+  pending: number;
+  /** Calls created in the last 24 hours, and those of them that ended with an error. */
+  callsLastDay: number;
+  errorsLastDay: number;
+  sessionsLastDay: number;
+  activeAgents: number;
+  recent: RecentCall[];
+}
+
+/** The overview: counts over the last 24 hours and the 25 newest calls. */
+export async function loadOverview(now = new Date()): Promise<Overview> {
+  const since = new Date(now.getTime() - 86_400_000);
+  const [pending, callsLastDay, errorsLastDay, sessionsLastDay, activeAgents, recent] = await Promise.all([
+    db().toolCall.count({ where: { status: "pending" } }),
+    db().toolCall.count({ where: { createdAt: { gte: since } } }),
+    db().toolCall.count({ where: { createdAt: { gte: since }, errorName: { not: null } } }),
+    db().session.count({ where: { lastCallAt: { gte: since } } }),
+    db().agent.count({ where: { revokedAt: null } }),
+    listRecentCalls(25),
+  ]);
+  return { pending, callsLastDay, errorsLastDay, sessionsLastDay, activeAgents, recent };
+}

@@ -1,0 +1,143 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { useFreshDatabase } from "@/tests/helpers/test-db";
+
+/**
+ * Policy rule editing, the "try it" box, agent tokens and settings from the dashboard's lib, on
+ * a real database: every change is validated, lands in the table and in the event log.
+ */
+
+type Lib = {
+  policy: typeof import("@/lib/dashboard/policy");
+  tokens: typeof import("@/lib/dashboard/tokens");
+  settings: typeof import("@/lib/dashboard/settings");
+  auth: typeof import("@/lib/auth/tokens");
+  rules: typeof import("@/lib/gateway/rules");
+  db: typeof import("@/lib/db").db;
+};
+let lib: Lib;
+
+beforeAll(async () => {
+  await useFreshDatabase();
+  lib = {
+    policy: await import("@/lib/dashboard/policy"),
+    tokens: await import("@/lib/dashboard/tokens"),
+    settings: await import("@/lib/dashboard/settings"),
+    auth: await import("@/lib/auth/tokens"),
+    rules: await import("@/lib/gateway/rules"),
+    db: (await import("@/lib/db")).db,
+  };
+  await lib.rules.seedDefaultRules();
+});
+
+async function lastEvent() {
+  return lib.db().event.findFirst({ orderBy: { seq: "desc" } });
+}
+
+describe("policy rules", () => {
+  it.each([
+    [{ tool: "no_such_tool", decision: "ask" }, "tool: unknown tool"],
+    [{ tool: "*", decision: "maybe" }, "decision"],
+    [{ tool: "read_file", pathGlob: "/etc/**", decision: "deny" }, "pathGlob: paths are relative to the workspace root"],
+    [{ tool: "read_file", pathGlob: "./src/**", decision: "deny" }, "pathGlob: paths are written without a leading ./"],
+    [{ tool: "run_command", command: "*", decision: "allow" }, "command: a command pattern needs at least one word"],
+  ])("refuses %j", async (input, message) => {
+    const result = await lib.policy.createRule(input as never, "admin");
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.message).toContain(message);
+  });
+
+  it("adds a rule at the end, edits, disables, moves and deletes it, each logged with the reviewer", async () => {
+    const created = await lib.policy.createRule({ tool: "read_file", pathGlob: "secrets/**", decision: "deny", note: "  no secrets  " }, "admin");
+    expect(created.ok).toBe(true);
+    const id = created.ok ? created.id : "";
+    let rules = await lib.policy.listRules();
+    expect(rules[rules.length - 1]).toMatchObject({ id, tool: "read_file", pathGlob: "secrets/**", command: null, decision: "deny", note: "no secrets", enabled: true, source: "operator" });
+    expect(await lastEvent()).toMatchObject({ type: "policy.rule_created", actor: "reviewer:admin" });
+
+    expect((await lib.policy.updateRule(id, { tool: "*", pathGlob: "secrets/**", decision: "ask", note: "" }, "admin")).ok).toBe(true);
+    expect((await lib.policy.listRules()).find((r) => r.id === id)).toMatchObject({ tool: "*", decision: "ask", note: null });
+
+    expect((await lib.policy.setRuleEnabled(id, false, "admin")).ok).toBe(true);
+    expect((await lib.rules.loadRules()).find((r) => r.id === id)?.enabled).toBe(false);
+
+    const position = (await lib.policy.listRules()).findIndex((r) => r.id === id);
+    expect((await lib.policy.moveRule(id, "up", "admin")).ok).toBe(true);
+    rules = await lib.policy.listRules();
+    expect(rules.findIndex((r) => r.id === id)).toBe(position - 1);
+    expect(new Set(rules.map((r) => r.priority)).size).toBe(rules.length);
+    expect((await lib.policy.moveRule(rules[0].id, "up", "admin")).ok).toBe(true);
+    expect((await lib.policy.listRules())[0].id).toBe(rules[0].id);
+
+    expect((await lib.policy.deleteRule(id, "admin")).ok).toBe(true);
+    expect((await lib.policy.listRules()).some((r) => r.id === id)).toBe(false);
+    expect(await lastEvent()).toMatchObject({ type: "policy.rule_deleted" });
+  });
+
+  it("keeps default rules (disable only) and answers unknown ids with a message", async () => {
+    const builtin = (await lib.policy.listRules()).find((r) => r.source === "default")!;
+    const refused = await lib.policy.deleteRule(builtin.id, "admin");
+    expect(refused.ok).toBe(false);
+    expect((await lib.policy.setRuleEnabled("rule_missing", true, "admin")).ok).toBe(false);
+    expect((await lib.policy.moveRule("rule_missing", "down", "admin")).ok).toBe(false);
+  });
+
+  it("tries a command, a path and a path outside the workspace without running anything", async () => {
+    const read = await lib.policy.tryPolicy({ tool: "run_command", command: "ls -la" });
+    expect(read.ok && read.verdict.decision).toBe("allow");
+    const chain = await lib.policy.tryPolicy({ tool: "run_command", command: "ls && rm -rf build" });
+    expect(chain.ok && chain.verdict.decision).not.toBe("allow");
+    expect(chain.ok && chain.verdict.parts?.length).toBeGreaterThanOrEqual(2);
+    const env = await lib.policy.tryPolicy({ tool: "read_file", path: ".env" });
+    expect(env.ok && env.verdict.decision).not.toBe("allow");
+    const outside = await lib.policy.tryPolicy({ tool: "read_file", path: "../../etc/passwd" });
+    expect(outside.ok).toBe(false);
+    if (!outside.ok) expect(outside.message).toContain("path_outside_workspace");
+    expect((await lib.policy.tryPolicy({ tool: "nope" })).ok).toBe(false);
+  });
+});
+
+describe("agent tokens", () => {
+  it("creates a named, scoped token that authenticates, then revokes it", async () => {
+    const [workspace] = await lib.tokens.listWorkspaces();
+    const created = await lib.tokens.createAgent({ name: "ci bot", workspaceId: workspace.id }, "admin");
+    expect(created.ok).toBe(true);
+    if (!created.ok) return;
+    expect(created.token).toMatch(/^ar_agent_/);
+    expect(await lib.auth.authenticateAgent(created.token)).toMatchObject({ id: created.agentId, name: "ci bot" });
+    const row = (await lib.tokens.listAgents()).find((a) => a.id === created.agentId)!;
+    expect(row).toMatchObject({ name: "ci bot", workspaceRoot: workspace.root, revokedAt: null, sessions: 0 });
+    expect(row.tokenPrefix).toBe(created.token.slice(0, 14));
+    expect(JSON.stringify(await lib.db().event.findMany())).not.toContain(created.token);
+
+    expect(await lib.tokens.revokeAgentToken(created.agentId, "admin")).toEqual({ ok: true });
+    expect(await lib.auth.authenticateAgent(created.token)).toBeNull();
+    expect(await lastEvent()).toMatchObject({ type: "agent.revoked", actor: "reviewer:admin" });
+    expect(await lib.tokens.revokeAgentToken(created.agentId, "admin")).toEqual({ ok: true });
+  });
+
+  it.each([
+    [{ name: "  ", workspaceId: "" }, "a name is required"],
+    [{ name: "x", workspaceId: "ws_missing" }, "Unknown workspace."],
+  ])("refuses %j", async (input, message) => {
+    expect(await lib.tokens.createAgent(input, "admin")).toEqual({ ok: false, message });
+  });
+});
+
+describe("settings", () => {
+  it.each([
+    ["https://hooks.example.com/T0/B0", true],
+    ["http://127.0.0.1:9000/hook", true],
+    ["ftp://example.com/", false],
+    ["not a url", false],
+  ])("webhook %s accepted: %s", async (url, ok) => {
+    const result = await lib.settings.setWebhookUrl(url, "admin");
+    expect(result.ok).toBe(ok);
+    if (ok) expect((await lib.settings.getSettings()).webhookUrl).toBe(url);
+  });
+
+  it("an empty value turns the webhook off", async () => {
+    expect(await lib.settings.setWebhookUrl("", "admin")).toEqual({ ok: true });
+    expect((await lib.settings.getSettings()).webhookUrl).toBe("");
+    expect(await lastEvent()).toMatchObject({ type: "settings.changed", dataJson: expect.stringContaining('"set":false') });
+  });
+});
