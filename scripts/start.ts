@@ -33,7 +33,7 @@ async function main(): Promise<void> {
     "",
     `  Agent Reach is serving ${config.publicUrl}`,
     `  workspace root: ${boot.workspaceRoot}`,
-    `  database:       ${config.databaseUrl.startsWith("file:") ? path.relative(process.cwd(), config.databaseUrl.slice(5)) : "(DATABASE_URL)"}`,
+    `  database:       ${describeDatabase(config.databaseUrl)}`,
   ];
   if (boot.agentToken) {
     lines.push(`  agent token (shown once; store it now):`, `    ${boot.agentToken}`);
@@ -41,6 +41,16 @@ async function main(): Promise<void> {
   }
   if (boot.reviewerPassword) lines.push(`  reviewer sign-in (shown once): login "admin", password ${boot.reviewerPassword}`);
   console.log(`${lines.join("\n")}\n`);
+}
+
+/** The database for the banner: a SQLite file's path (relative when under the cwd), or PostgreSQL's host and name (never its password). */
+function describeDatabase(url: string): string {
+  if (url.startsWith("file:")) {
+    const rel = path.relative(process.cwd(), path.resolve(url.slice(5)));
+    return rel.startsWith("..") ? path.resolve(url.slice(5)) : rel;
+  }
+  const u = new URL(url);
+  return `PostgreSQL ${u.hostname}:${u.port || 5432}${u.pathname}`;
 }
 
 /** Polls the health endpoint until it answers (any status), up to 120 s. */

@@ -12,6 +12,8 @@ import { hashPassword, verifyPassword } from "@/lib/auth/passwords";
 export interface AgentIdentity {
   id: string;
   name: string;
+  /** The one workspace this token may reach, or null for any workspace the server serves. */
+  workspaceId: string | null;
 }
 
 export interface ReviewerIdentity {
@@ -35,7 +37,7 @@ export async function createAgentToken(name: string, token = newSecret("ar_agent
     data: { id: newId("agt"), name, tokenHash: sha256Hex(token), tokenPrefix: token.slice(0, 14) },
   });
   registerSecret(token);
-  return { agent: { id: agent.id, name: agent.name }, token };
+  return { agent: { id: agent.id, name: agent.name, workspaceId: agent.workspaceId }, token };
 }
 
 /**
@@ -61,7 +63,7 @@ export async function authenticateAgent(token: string | null): Promise<AgentIden
   if (!token || !token.startsWith("ar_agent_")) return null;
   const agent = await db().agent.findUnique({ where: { tokenHash: sha256Hex(token) } });
   if (!agent || agent.revokedAt) return null;
-  return { id: agent.id, name: agent.name };
+  return { id: agent.id, name: agent.name, workspaceId: agent.workspaceId };
 }
 
 /** Revokes an agent token; later calls with it are unauthorized. */

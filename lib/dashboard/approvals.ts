@@ -1,11 +1,10 @@
-import { getConfig } from "@/lib/config";
 import { db } from "@/lib/db";
 import { toErrorBody } from "@/lib/errors";
 import { listPending, type DecisionResult, type PendingCallView } from "@/lib/approvals/queue";
-import { backupStoreFor } from "@/lib/backups/store";
+import { readOnlyContext } from "@/lib/gateway/contexts";
 import { currentWorkspace } from "@/lib/gateway/workspace";
 import { getTool } from "@/lib/tools/registry";
-import type { ToolContext, ToolPreview, Workspace } from "@/lib/tools/define-tool";
+import type { ToolPreview } from "@/lib/tools/define-tool";
 import { targetState, type TargetState } from "@/lib/dashboard/files";
 
 /**
@@ -80,32 +79,10 @@ export async function previewEditedWrite(callId: string, content: string): Promi
   const parsed = tool.input.safeParse({ ...(JSON.parse(row.execArgsJson) as object), content });
   if (!parsed.success) return { ok: false, message: "The edited arguments are not valid for write_file." };
   try {
-    return { ok: true, preview: await tool.preview(parsed.data, previewContext(callId, await currentWorkspace())) };
+    return { ok: true, preview: await tool.preview(parsed.data, readOnlyContext(callId, await currentWorkspace())) };
   } catch (err) {
     return { ok: false, message: toErrorBody(err).message };
   }
-}
-
-/**
- * A tool context for previews: backups can be read but not made, nothing is noted. Same contract
- * as the gateway's own preview context (lib/gateway/call-tool.ts, not exported).
- */
-function previewContext(callId: string, workspace: Workspace): ToolContext {
-  const store = backupStoreFor(workspace.id, callId);
-  return {
-    callId,
-    workspace,
-    config: getConfig(),
-    signal: AbortSignal.timeout(10_000),
-    note: () => {},
-    backups: {
-      get: store.get,
-      list: store.list,
-      save: async () => {
-        throw new Error("a preview must not make backups");
-      },
-    },
-  };
 }
 
 /** What the inbox tells the reviewer after a decision. */

@@ -4,11 +4,10 @@ import { db } from "@/lib/db";
 import { toErrorBody } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { appendEvent } from "@/lib/audit/events";
-import { buildChildEnv } from "@/lib/exec/child-env";
-import { invalidateRules, loadRules } from "@/lib/gateway/rules";
+import { askPolicy } from "@/lib/gateway/contexts";
+import { invalidateRules } from "@/lib/gateway/rules";
 import { currentWorkspace } from "@/lib/gateway/workspace";
-import { decide } from "@/lib/policy/decide";
-import type { PolicyInput, PolicyVerdict } from "@/lib/policy/types";
+import type { PolicyVerdict } from "@/lib/policy/types";
 import { getTool, TOOLS } from "@/lib/tools/registry";
 import { resolveInWorkspace } from "@/lib/workspace/fence";
 
@@ -193,13 +192,10 @@ export async function tryPolicy(sample: TrySample): Promise<TryResult> {
       return { ok: false, message: `The call would be refused before the policy is asked: ${body.name}: ${body.message}` };
     }
   }
-  const input: PolicyInput = {
-    tool: tool.name,
-    risk: tool.risk,
+  const verdict = await askPolicy(tool, workspace, {
     paths,
-    ...(command !== null && { command: { command, cwd: workspace.root, workspaceRoot: workspace.root, env: buildChildEnv(workspace.root) } }),
+    ...(command !== null && { command: { command } }),
     ...(url !== null && { url }),
-  };
-  const verdict = await decide(input, await loadRules());
+  });
   return { ok: true, verdict, input: { tool: tool.name, paths, command, url } };
 }

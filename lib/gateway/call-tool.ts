@@ -4,18 +4,15 @@ import { errorBody, toErrorBody, ToolError, type ErrorBody } from "@/lib/errors"
 import { newId } from "@/lib/ids";
 import { failure, success, type Envelope } from "@/lib/result";
 import { finishCall, recordReceived, transition } from "@/lib/audit/calls";
-import { decide } from "@/lib/policy/decide";
-import { buildChildEnv } from "@/lib/exec/child-env";
-import type { PolicyInput, PolicyVerdict } from "@/lib/policy/types";
+import type { PolicyVerdict } from "@/lib/policy/types";
 import { getTool } from "@/lib/tools/registry";
-import type { AuditNotes, BackupStore, ToolContext, ToolDefinition, ToolPreview, ToolSubject, Workspace } from "@/lib/tools/define-tool";
-import { backupStoreFor } from "@/lib/backups/store";
+import type { AuditNotes, ToolPreview, ToolSubject, Workspace } from "@/lib/tools/define-tool";
+import { askPolicy, readOnlyContext } from "@/lib/gateway/contexts";
 import { resolveInWorkspace, type FencedPath } from "@/lib/workspace/fence";
 import { executeCall } from "@/lib/gateway/execute";
-import { loadRules } from "@/lib/gateway/rules";
 import { resolveSession } from "@/lib/gateway/sessions";
 import { currentWorkspace } from "@/lib/gateway/workspace";
-import { notifyPending, waitForOutcome } from "@/lib/approvals/queue";
+import { notifyPending, runApproved, waitForOutcome } from "@/lib/approvals/queue";
 
 /**
  * The one pipeline every door calls (DESIGN.md "One core, three doors"):
@@ -29,8 +26,14 @@ import { notifyPending, waitForOutcome } from "@/lib/approvals/queue";
 
 /** Who is calling and through which door. */
 export interface Caller {
-  door: "http" | "mcp" | "cli" | "hook";
-  agent: { id: string; name: string } | null;
+  door: "http" | "mcp" | "cli" | "hook" | "dashboard";
+  /** The authenticated agent; its `workspaceId`, when set, is the only workspace it may reach. */
+  agent: { id: string; name: string; workspaceId?: string | null } | null;
+  /**
+   * A reviewer acting in the dashboard (e.g. restoring a backup): the call is theirs, and when
+   * the policy asks, their own action is the approval (recorded as such), so it is not queued.
+   */
+  reviewer?: string;
   /** The agent's own session key (X-Agent-Session, MCP session id), or null. */
   sessionKey: string | null;
 }
@@ -73,7 +76,7 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
     sessionKey: caller.sessionKey,
   });
   const callId = newId("call");
-  const actor = caller.agent ? `agent:${caller.agent.id}` : "agent:anonymous";
+  const actor = caller.reviewer ? `reviewer:${caller.reviewer}` : caller.agent ? `agent:${caller.agent.id}` : "agent:anonymous";
   await recordReceived({
     id: callId,
     sessionId,
@@ -91,6 +94,9 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
     return envelope;
   };
 
+  if (caller.agent?.workspaceId && caller.agent.workspaceId !== workspace.id) {
+    return reject(errorBody("forbidden", "This agent token is scoped to another workspace.", { workspace_id: workspace.id }));
+  }
   const tool = getTool(toolName);
   if (!tool) return reject(errorBody("unknown_tool", `No tool named "${toolName}". GET /api/tools lists the tools.`, { tool: toolName }));
 
@@ -112,7 +118,11 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
     ...(subject.paths?.[0] !== undefined && { pathRaw: subject.paths[0], pathResolved: fenced.paths[0].absolute }),
     target: subject.command?.command ?? subject.url ?? fenced.paths[0]?.relative,
   };
-  const verdict = await decidePolicy(tool, workspace, fenced, subject.command?.command, subject.url);
+  const verdict = await askPolicy(tool, workspace, {
+    paths: fenced.paths.map((p) => p.relative),
+    ...(subject.command && { command: { command: subject.command.command, cwd: fenced.cwd?.absolute } }),
+    ...(subject.url !== undefined && { url: subject.url }),
+  });
   const decisionColumns = { decision: verdict.decision, decisionJson: JSON.stringify(verdict) };
 
   if (verdict.decision === "deny") {
@@ -141,15 +151,30 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
       }
     }
     const waitMs = Math.max(0, Math.min(options.waitMs, config.approvalWaitMaxMs));
-    const queued = await transition(callId, ["received"], "pending", {
-      actor: "system",
-      eventData: { tool: tool.name, reasons: verdict.reasons },
+    const queueColumns = {
       ...decisionColumns,
       pathRaw: notes.pathRaw,
       pathResolved: notes.pathResolved,
       target: notes.target?.slice(0, 2000),
       pendingJson: JSON.stringify({ preview, verdict, ...(options.external && { external: true }) }),
       execArgsJson: JSON.stringify(args),
+    };
+    if (caller.reviewer) {
+      // A reviewer's own action: approved by them on the spot, run once like any approval.
+      const approved = await transition(callId, ["received"], "approved", {
+        actor,
+        eventData: { tool: tool.name, reasons: verdict.reasons, by_caller: true },
+        ...queueColumns,
+        reviewer: caller.reviewer,
+        decidedAt: new Date(),
+      });
+      if (!approved) throw new Error(`call ${callId} left "received" unexpectedly`);
+      return (await runApproved(callId)) ?? (await waitForOutcome(callId, config.approvalWaitMaxMs)) ?? pendingEnvelope(callId, verdict);
+    }
+    const queued = await transition(callId, ["received"], "pending", {
+      actor: "system",
+      eventData: { tool: tool.name, reasons: verdict.reasons },
+      ...queueColumns,
       expiresAt: new Date(Date.now() + (options.external ? waitMs : config.approvalExpiryMs)),
     });
     if (!queued) throw new Error(`call ${callId} left "received" unexpectedly`);
@@ -246,44 +271,4 @@ async function fenceSubject(workspace: Workspace, paths: string[], cwd: string |
     return { paths: out, cwd: cwdPath };
   }
   return { paths: out, cwd: null };
-}
-
-async function decidePolicy(
-  tool: ToolDefinition,
-  workspace: Workspace,
-  fenced: { paths: FencedPath[]; cwd: FencedPath | null },
-  command: string | undefined,
-  url: string | undefined,
-): Promise<PolicyVerdict> {
-  const input: PolicyInput = {
-    tool: tool.name,
-    risk: tool.risk,
-    paths: fenced.paths.map((p) => p.relative),
-    ...(command !== undefined && {
-      command: {
-        command,
-        cwd: fenced.cwd?.absolute ?? workspace.root,
-        workspaceRoot: workspace.root,
-        env: buildChildEnv(workspace.root),
-      },
-    }),
-    ...(url !== undefined && { url }),
-  };
-  return decide(input, await loadRules());
-}
-
-/**
- * A context for `subject` and `preview`: backups can be read but not made, and nothing is noted
- * (the preview runs before a reviewer decided anything).
- */
-function readOnlyContext(callId: string, workspace: Workspace): ToolContext {
-  const store = backupStoreFor(workspace.id, callId);
-  const backups: BackupStore = {
-    get: store.get,
-    list: store.list,
-    save: async () => {
-      throw new Error("a preview must not make backups");
-    },
-  };
-  return { callId, workspace, config: getConfig(), signal: new AbortController().signal, note: () => {}, backups };
 }

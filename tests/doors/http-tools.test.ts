@@ -5,6 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "@/tests/helpers/server";
+import { sql } from "@/tests/helpers/sql";
 
 /**
  * Every tool through the real HTTP door of a running server (`scripts/start.ts` → `next start`)
@@ -73,6 +74,21 @@ describe("HTTP door", () => {
     });
     expect(res.status).toBe(status);
     expect((await res.json()).error.name).toBe(name);
+  });
+
+  it("refuses a token scoped to another workspace with 607 forbidden, and records the call", async () => {
+    const token = "ar_agent_scoped_elsewhere_0123456789abcdefghijklmnop";
+    await sql(
+      server.databaseUrl,
+      `INSERT INTO "Agent" (id, name, "tokenHash", "tokenPrefix", "workspaceId", "createdAt") VALUES ($1, $2, $3, $4, $5, $6)`,
+      ["agt_scoped", "scoped agent", sha256(token), token.slice(0, 14), "ws_some_other_workspace", new Date()],
+    );
+    const res = await server.call("read_file", { path: "Readme.md" }, { authorization: `Bearer ${token}` });
+    expect(res.status).toBe(403);
+    expect(res.body.error.name).toBe("forbidden");
+    expect(res.body.error.code).toBe(607);
+    const [row] = await sql<{ status: string }>(server.databaseUrl, `SELECT status FROM "ToolCall" WHERE id = $1`, [res.body.call_id]);
+    expect(row.status).toBe("rejected");
   });
 
   it.each([
