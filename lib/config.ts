@@ -1,6 +1,7 @@
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
+import { defaultCommandLimits, MAX_OUTPUT_CHARS, MAX_TIMEOUT_MS, withRuleLimits, type CommandLimits } from "@/lib/exec/limits";
 
 /**
  * Runtime configuration, read once from the environment and validated with zod.
@@ -22,6 +23,17 @@ const EnvSchema = z.object({
   AGENT_REACH_APPROVAL_WAIT_DEFAULT_S: z.coerce.number().min(0).max(3600).default(30),
   AGENT_REACH_APPROVAL_WAIT_MAX_S: z.coerce.number().min(0).max(3600).default(120),
   AGENT_REACH_APPROVAL_EXPIRY_S: z.coerce.number().min(1).default(24 * 3600),
+  AGENT_REACH_RETENTION_DAYS: z.coerce.number().min(0).default(0),
+  // run_command limits (lib/exec/limits.ts); unset = the built-in default, 0 = no limit.
+  AGENT_REACH_CMD_CPU_SECONDS: z.coerce.number().int().min(0).max(86_400).optional(),
+  AGENT_REACH_CMD_MEMORY_MB: z.coerce.number().int().min(0).optional().refine((v) => v === undefined || v === 0 || v >= 16, "0 (no limit) or at least 16"),
+  AGENT_REACH_CMD_PROCESSES: z.coerce.number().int().min(0).optional().refine((v) => v === undefined || v === 0 || v >= 8, "0 (no limit) or at least 8"),
+  AGENT_REACH_CMD_FILE_SIZE_MB: z.coerce.number().int().min(0).optional(),
+  AGENT_REACH_CMD_ADDRESS_SPACE_MB: z.coerce.number().int().min(0).optional(),
+  AGENT_REACH_CMD_TIMEOUT_MAX_MS: z.coerce.number().int().min(1).max(MAX_TIMEOUT_MS).optional(),
+  AGENT_REACH_CMD_OUTPUT_MAX_CHARS: z.coerce.number().int().min(200).max(MAX_OUTPUT_CHARS).optional(),
+  AGENT_REACH_CMD_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  AGENT_REACH_CMD_CGROUP: z.enum(["auto", "off"]).default("auto"),
 });
 
 export interface Config {
@@ -53,6 +65,14 @@ export interface Config {
   approvalWaitMaxMs: number;
   /** A pending call not decided within this time expires (ms). */
   approvalExpiryMs: number;
+  /** Calls, events, backups and blobs older than this many days are pruned (0: keep everything). */
+  retentionDays: number;
+  /** run_command's resource limits before policy rules apply (lib/exec/limits.ts; null = no limit). */
+  commandLimits: CommandLimits;
+  /** Scheduling niceness of commands (0–19; 0 = same as the gateway), so the gateway keeps the CPU it needs. */
+  commandNice: number;
+  /** "auto": contain commands in cgroups when this machine allows it (lib/exec/cgroup.ts); "off": rlimits only. */
+  commandCgroup: "auto" | "off";
 }
 
 /**
@@ -85,7 +105,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     approvalWaitDefaultMs: e.AGENT_REACH_APPROVAL_WAIT_DEFAULT_S * 1000,
     approvalWaitMaxMs: e.AGENT_REACH_APPROVAL_WAIT_MAX_S * 1000,
     approvalExpiryMs: e.AGENT_REACH_APPROVAL_EXPIRY_S * 1000,
+    retentionDays: e.AGENT_REACH_RETENTION_DAYS,
+    commandLimits: commandLimitsFrom(e),
+    commandNice: e.AGENT_REACH_CMD_NICE,
+    commandCgroup: e.AGENT_REACH_CMD_CGROUP,
   };
+}
+
+/** The built-in command limits with every AGENT_REACH_CMD_* that is set applied (0 = no limit). */
+function commandLimitsFrom(e: z.infer<typeof EnvSchema>): CommandLimits {
+  return withRuleLimits(defaultCommandLimits(), {
+    cpu_seconds: e.AGENT_REACH_CMD_CPU_SECONDS,
+    memory_mb: e.AGENT_REACH_CMD_MEMORY_MB,
+    processes: e.AGENT_REACH_CMD_PROCESSES,
+    file_size_mb: e.AGENT_REACH_CMD_FILE_SIZE_MB,
+    address_space_mb: e.AGENT_REACH_CMD_ADDRESS_SPACE_MB,
+    timeout_ms: e.AGENT_REACH_CMD_TIMEOUT_MAX_MS,
+    output_chars: e.AGENT_REACH_CMD_OUTPUT_MAX_CHARS,
+  });
 }
 
 let cached: Config | null = null;

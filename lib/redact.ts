@@ -1,68 +1,131 @@
 /**
- * Secret redaction for what Agent Reach stores (arguments in the audit log, the JSONL log) and,
- * later, for what tools return. One table of credential formats; each match is replaced by a
- * marker `[REDACTED:<kind>:<length>]` that keeps the kind and the length of what was removed.
+ * Secret redaction (issue 9 "Containment"): what read_file, run_command, search_files, fetch_url
+ * and the other reading tools return to the agent (lib/gateway/execute.ts), and everything the
+ * audit log stores (lib/audit/calls.ts `storedJson`), passes through here.
  *
- * Argument objects are also redacted by key: any member whose name says it holds a secret
- * (token, password, authorization, api_key, secret, cookie, …) is replaced whole.
+ * One table of credential formats (`SECRET_PATTERNS`, each with its own test in
+ * tests/lib/redact.test.ts) plus the literal secrets this server registers at start (its own
+ * tokens). Each secret is replaced by a marker `[REDACTED:<kind>:<length>]` that keeps the kind
+ * and the length (UTF-16 code units) of what was removed, so a reader still sees that a value was
+ * there, what it was and roughly how long. Redaction is idempotent: markers are never masked again.
+ *
+ * Argument objects are also redacted by member name: any member whose name says it holds a
+ * secret (token, password, authorization, api_key, secret, cookie, …) is replaced whole.
+ *
+ * Why our own table: the maintained pattern sets on the registry (e.g. secretlint's rule preset)
+ * are linters built around files and a config loader, not a function over a string, and adding a
+ * dependency is outside this module's remit; the formats below are those the issue names plus
+ * the common vendor token prefixes, each documented by its vendor.
  */
 
-interface SecretPattern {
+/** The sentence tool descriptions carry about masking (lib/tools/*.ts), for a model. */
+export const MASKED_OUTPUT_NOTE =
+  "Values that look like credentials (cloud keys, private keys, tokens, passwords, connection strings) come back masked as [REDACTED:<kind>:<length>]; never copy a marker into edit_file old_string or write_file content.";
+
+/** One credential format. */
+export interface SecretPattern {
+  /** Name shown in the marker. */
   kind: string;
-  /** Global regex; when `group` is set only that capture group is masked. */
+  /**
+   * Global regex. The secret is the first capture group that took part in the match (the rest of
+   * the match is context that stays readable, e.g. the variable name); a regex without capture
+   * groups masks the whole match. Context around the secret comes before it.
+   */
   re: RegExp;
-  group?: number;
 }
 
-/** Known credential formats, most specific first. */
+/**
+ * Known credential formats, most specific first (a later pattern never re-masks a marker).
+ * Every pattern runs in linear time on any text (tests/lib/redact.test.ts feeds each one long
+ * adversarial runs): token patterns start only where a run of token characters starts
+ * (lookbehind, not `\b`, which also holds after every `-` or `.` inside a run), and names in
+ * front of a value are bounded.
+ */
 export const SECRET_PATTERNS: readonly SecretPattern[] = [
-  { kind: "private_key", re: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g },
+  // PEM private keys of every kind (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP … BLOCK), also inside JSON
+  // strings with \n escapes; an unterminated block is masked to the end of the text.
+  { kind: "private_key", re: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)/g },
+  // AWS access key ids (AKIA long-term, ASIA temporary, …); their secret keys are caught by name below.
   { kind: "aws_access_key", re: /\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b/g },
+  // Azure storage account keys and SAS signatures inside connection strings.
+  { kind: "azure_storage_key", re: /\b(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{20,}={0,2})/g },
+  { kind: "google_api_key", re: /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])/g },
   { kind: "github_token", re: /\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b/g },
-  { kind: "slack_token", re: /\bxox[abposr]-[A-Za-z0-9-]{10,250}\b/g },
-  { kind: "anthropic_key", re: /\bsk-ant-[A-Za-z0-9_-]{20,}\b/g },
-  { kind: "openai_key", re: /\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}\b/g },
-  { kind: "google_api_key", re: /\bAIza[0-9A-Za-z_-]{35}\b/g },
+  { kind: "gitlab_token", re: /(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,}/g },
+  { kind: "npm_token", re: /\bnpm_[A-Za-z0-9]{36}\b/g },
+  { kind: "pypi_token", re: /\bpypi-AgE[A-Za-z0-9_-]{50,}/g },
+  { kind: "slack_token", re: /(?<![A-Za-z0-9-])xox[abposr]-[A-Za-z0-9-]{10,250}/g },
+  { kind: "slack_webhook", re: /\bhttps:\/\/hooks\.slack\.com\/services\/(T[A-Z0-9]+\/B[A-Z0-9]+\/[A-Za-z0-9]{16,})/g },
+  { kind: "sendgrid_key", re: /(?<![A-Za-z0-9_.-])SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}/g },
+  { kind: "anthropic_key", re: /(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}/g },
+  { kind: "openai_key", re: /(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}/g },
   { kind: "stripe_key", re: /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}\b/g },
-  { kind: "agent_reach_token", re: /\bar_(?:agent|rev)_[A-Za-z0-9_-]{20,}\b/g },
-  { kind: "jwt", re: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b/g },
-  { kind: "bearer_token", re: /\b(?:Bearer|Token)\s+([A-Za-z0-9._~+/=-]{16,})/g, group: 1 },
-  { kind: "url_password", re: /\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:([^\s@/]+)@/gi, group: 1 },
+  { kind: "agent_reach_token", re: /(?<![A-Za-z0-9_-])ar_(?:agent|rev)_[A-Za-z0-9_-]{20,}/g },
+  { kind: "jwt", re: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
+  { kind: "bearer_token", re: /\b(?:Bearer|Token)\s+([A-Za-z0-9._~+/=-]{16,})/g },
+  { kind: "basic_auth", re: /\bAuthorization:\s*Basic\s+([A-Za-z0-9+/]{8,}={0,2})/gi },
+  // scheme://user:password@host (PostgreSQL, MySQL, MongoDB, Redis, AMQP, http …).
+  { kind: "url_password", re: /(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}:\/\/[^\s:/@]+:([^\s@/]+)@/gi },
+  // Credentials in a URL's query string (JDBC `?user=u&password=p`, presigned URLs).
+  { kind: "url_query_secret", re: /[?&](?:password|passwd|pwd|secret|client_secret|token|access_token|api_key|apikey|sig|signature|x-amz-signature|x-amz-security-token|x-goog-signature)=([^&#\s"'<>]{4,})/gi },
+  // npm/yarn registry credentials (.npmrc `//registry/:_authToken=…`).
+  { kind: "npmrc_auth", re: /:_(?:authToken|auth|password)\s*=\s*([^\s"']{4,})/g },
+  // .netrc `machine host login user password secret`.
+  { kind: "netrc_password", re: /\bmachine\s+\S+\s+login\s+\S+\s+password\s+(\S+)/g },
   {
-    // env-style or YAML assignments (`DB_PASSWORD=…`, `api_key: "…"`) whose value is the whole
-    // rest of the line and does not look like code (no brackets or parentheses), so source code
-    // such as `password = form["password"]` stays readable.
+    // env-style or YAML assignments (`DB_PASSWORD=…`, `export API_KEY='…'`, `client_secret: …`,
+    // `"token": "…",`) whose value is the whole rest of the line: quoted (may hold spaces), or
+    // unquoted without brackets or parentheses, so code such as `password = form["password"]` or
+    // `token: ${{ secrets.X }}` stays readable. The line may carry what tools put in front of it:
+    // read_file's `%6d| `, `cat -n`'s number and tab, grep's `file:line:` (up to three of them,
+    // e.g. read_file of saved grep output), then a diff's `+`/`-`.
+    // The shell's PWD and OLDPWD are directories.
     kind: "secret_assignment",
-    re: /^[ \t]*(?:export[ \t]+)?["']?[A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)[A-Za-z0-9_.-]*["']?[ \t]*[:=][ \t]*["']?([^\s"'#,;()[\]{}<>]{4,})["']?[ \t]*,?[ \t]*$/gim,
-    group: 1,
+    re: /^(?:[ \t]*\d+(?:\| ?|\t)|(?:[^\s:]+:)?\d+[:-]|[^\s:]+:){0,3}[+-]?(?![ \t]*(?:export[ \t]+)?(?:OLD)?PWD[ \t]*=)[ \t]*(?:export[ \t]+)?["']?[A-Za-z0-9_.-]{0,64}(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)[A-Za-z0-9_.-]{0,64}["']?[ \t]*[:=][ \t]*(?:"([^"\n]{4,})"|'([^'\n]{4,})'|([^\s"'#,;()[\]{}<>]{4,}))[ \t]*,?[ \t]*$/gim,
   },
+  // The same names as members of JSON anywhere in a line (an API's compact JSON answer).
+  {
+    kind: "json_secret_member",
+    re: /"[A-Za-z0-9_.-]{0,64}(?:password|passwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)[A-Za-z0-9_.-]{0,64}"\s*:\s*"((?:[^"\\\n]|\\.){4,})"/gi,
+  },
+  // `Password=…` in ADO.NET / ODBC connection strings (`;`-separated `key=value` pairs).
+  { kind: "connection_string_password", re: /;\s*(?:Password|Pwd)\s*=\s*([^;"'\s]+)|(?:^|["'\s])(?:Password|Pwd)\s*=\s*([^;"'\s]+);/gim },
 ];
 
 const SECRET_KEY_RE = /^(?:authorization|proxy-authorization|cookie|set-cookie|x-api-key|api[_-]?key|access[_-]?token|refresh[_-]?token|token|secret|client[_-]?secret|password|passwd|private[_-]?key)$/i;
 
-// On globalThis: secrets registered at start-up (instrumentation bundle) must be masked by every
-// route bundle too.
-const globalForSecrets = globalThis as unknown as { agentReachSecrets?: Set<string> };
-const extraSecrets: Set<string> = (globalForSecrets.agentReachSecrets ??= new Set<string>());
+/** A marker this module wrote. */
+const MARKER_RE = /^\[REDACTED:[a-z0-9_]+:\d+\]$/;
 
-/** Registers a literal secret of this server (e.g. its own tokens) to be masked wherever it appears. */
+const extraSecrets = new Set<string>();
+
+/**
+ * Registers a literal secret of this server (its own tokens, registered at start by
+ * lib/runtime/server-start.ts and lib/auth/tokens.ts) to be masked wherever it appears, with
+ * kind `server_secret`. Values shorter than 8 characters are ignored (they would mask ordinary text).
+ */
 export function registerSecret(value: string): void {
   if (value.length >= 8) extraSecrets.add(value);
 }
 
-/** Masks every known credential format and registered secret in `text`. */
+/**
+ * Masks every registered secret and every known credential format in `text`.
+ * @returns the text with each secret replaced by `[REDACTED:<kind>:<length>]`; unchanged text
+ *   when there is none. Idempotent.
+ */
 export function redactText(text: string): string {
   let out = text;
   for (const secret of extraSecrets) {
     if (out.includes(secret)) out = out.split(secret).join(marker("server_secret", secret.length));
   }
-  for (const { kind, re, group } of SECRET_PATTERNS) {
-    out = out.replace(re, (match: string, ...groups: unknown[]) => {
-      if (match.startsWith("[REDACTED:")) return match;
-      if (group === undefined) return marker(kind, match.length);
-      const value = groups[group - 1];
-      if (typeof value !== "string" || value.startsWith("[REDACTED")) return match;
-      return match.replace(value, marker(kind, value.length));
+  for (const { kind, re } of SECRET_PATTERNS) {
+    out = out.replace(re, (match: string, ...rest: unknown[]) => {
+      const groups = rest.slice(0, -2); // the capture groups (the last two arguments are offset and input)
+      if (groups.length === 0) return match.includes("[REDACTED:") ? match : marker(kind, match.length);
+      const secret = groups.find((g): g is string => typeof g === "string");
+      if (secret === undefined || secret.includes("[REDACTED:")) return match;
+      const at = match.lastIndexOf(secret);
+      return match.slice(0, at) + marker(kind, secret.length) + match.slice(at + secret.length);
     });
   }
   return out;
@@ -70,15 +133,24 @@ export function redactText(text: string): string {
 
 /**
  * Deep copy of `value` with secrets masked: members with secret-looking names are replaced
- * whole, strings pass through `redactText`. Non-JSON values are kept as they are.
+ * whole (kind `by_name`), strings pass through `redactText`. Non-JSON values are kept as they
+ * are. Idempotent.
  */
 export function redactValue<T>(value: T): T {
   return redactInner(value, null) as T;
 }
 
+/** The kinds of the markers in `text` with how often each occurs, e.g. `{aws_access_key: 1}`. */
+export function markerKinds(text: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const m of text.matchAll(/\[REDACTED:([a-z0-9_]+):\d+\]/g)) counts[m[1]] = (counts[m[1]] ?? 0) + 1;
+  return counts;
+}
+
 function redactInner(value: unknown, key: string | null): unknown {
   if (typeof value === "string") {
-    return key !== null && SECRET_KEY_RE.test(key) ? marker("by_name", value.length) : redactText(value);
+    if (key !== null && SECRET_KEY_RE.test(key)) return MARKER_RE.test(value) ? value : marker("by_name", value.length);
+    return redactText(value);
   }
   if (Array.isArray(value)) return value.map((v) => redactInner(v, null));
   if (value && typeof value === "object" && !(value instanceof Date)) {

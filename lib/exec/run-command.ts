@@ -2,7 +2,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import { performance } from "node:perf_hooks";
+import type { Readable } from "node:stream";
 import { ToolError } from "@/lib/errors";
+import { CommandCgroup, probeCgroups, releaseCgroups, type CgroupSupport, type ControllerHome } from "@/lib/exec/cgroup";
 import { HeadTailBuffer } from "@/lib/exec/output-buffer";
 
 /**
@@ -13,29 +15,46 @@ import { HeadTailBuffer } from "@/lib/exec/output-buffer";
  * a memory bound (head and tail kept, the original length counted).
  *
  * Background jobs do not outlive their command: when bash exits, whatever is left in its process
- * group is terminated too. (A program that leaves the group on purpose, e.g. with `setsid`,
- * escapes this; the policy asks before such commands run.)
+ * group, and in its cgroup where there is one, is terminated too. (Without a cgroup, a program
+ * that leaves the group on purpose, e.g. with `setsid`, escapes this; the policy asks before such
+ * commands run.)
  */
 
 /**
- * Resource limits applied with bash's `ulimit` before the command starts (bash(1) "ulimit";
- * setrlimit(2)). Each is optional. Notes: `processes` counts every process of the user, not only
- * this command's, and is not enforced for root; `addressSpaceBytes` also limits virtual
- * reservations (JVMs and Node reserve far more than they use), so keep it generous.
+ * Operating-system limits of one command (null or absent = no limit). How each is enforced
+ * (see `containmentStatus`):
+ * - `cpuSeconds`, `fileSizeBytes`, `addressSpaceBytes`: setrlimit(2) in the command's first
+ *   process (bash `ulimit`), inherited by everything it starts; per process.
+ * - `memoryBytes`, `processes`: the command's own cgroup (lib/exec/cgroup.ts), for the whole
+ *   command. Without a usable cgroup, `processes` falls back to RLIMIT_NPROC (not for root, whom
+ *   the kernel exempts) and `memoryBytes` is not enforced.
  */
 export interface ResourceLimits {
-  /** CPU time per process (seconds): SIGXCPU, then SIGKILL. */
-  cpuSeconds?: number;
-  /** Virtual memory per process (bytes): allocations beyond it fail. */
-  addressSpaceBytes?: number;
-  /** Processes of the user (RLIMIT_NPROC): fork fails beyond it. */
-  processes?: number;
+  /** CPU time per process (s): SIGXCPU, then SIGKILL 5 s later. */
+  cpuSeconds?: number | null;
+  /** Memory of the whole command (bytes): the kernel's OOM killer stops it past this. */
+  memoryBytes?: number | null;
+  /** Tasks (processes + threads) of the whole command: forks beyond it fail, and the command is stopped. */
+  processes?: number | null;
   /** Largest file a process may write (bytes): SIGXFSZ. */
-  fileSizeBytes?: number;
+  fileSizeBytes?: number | null;
+  /** Virtual memory per process (bytes): allocations beyond it fail. Off by default (lib/exec/limits.ts). */
+  addressSpaceBytes?: number | null;
 }
 
-/** Which limit stopped the command. */
-export type LimitName = "cpu_seconds" | "file_size";
+/** Which limit stopped the command (issue 9: `limit`). */
+export type LimitName = "memory" | "cpu" | "processes" | "file_size" | "time";
+
+/** The limits a command ran under, as enforced on this machine (null = not limited). */
+export interface AppliedLimits {
+  cpu_seconds: number | null;
+  memory_bytes: number | null;
+  processes: number | null;
+  file_size_bytes: number | null;
+  address_space_bytes: number | null;
+  timeout_ms: number;
+  max_output_chars: number;
+}
 
 /** One command to run (see `runCommand`). */
 export interface RunCommandOptions {
@@ -52,6 +71,10 @@ export interface RunCommandOptions {
   /** Aborting terminates the command like a timeout. */
   signal?: AbortSignal;
   limits?: ResourceLimits;
+  /** Scheduling niceness 0–19 of the command (default 0: as the gateway). */
+  nice?: number;
+  /** "auto" (default): use cgroups where this machine allows; "off": rlimits only. */
+  cgroups?: "auto" | "off";
   /** Time between SIGTERM and SIGKILL (ms, default 2000). */
   killGraceMs?: number;
 }
@@ -65,8 +88,10 @@ export interface RunResult {
   timed_out: boolean;
   /** True when the call was aborted (server shutdown, client gone). */
   aborted: boolean;
-  /** The resource limit that stopped the command, or null. */
+  /** The limit that stopped the command ("time" when the wall-clock timeout did), or null. */
   limit: LimitName | null;
+  /** The limits the command ran under. */
+  limits: AppliedLimits;
   duration_ms: number;
   stdout: string;
   stderr: string;
@@ -79,27 +104,43 @@ export interface RunResult {
 /** A command that is still running, for shutdown. */
 interface Running {
   pid: number;
+  cgroup: CommandCgroup | null;
   done: Promise<void>;
 }
 
-// On globalThis: Next.js may load this module once per route bundle, and the shutdown hook
-// (instrumentation) must see the commands every route started.
-const globalForRunning = globalThis as unknown as { agentReachRunning?: Set<Running> };
-const running: Set<Running> = (globalForRunning.agentReachRunning ??= new Set<Running>());
+const running = new Set<Running>();
 let exitHookInstalled = false;
 
 const DEFAULT_KILL_GRACE_MS = 2000;
 /** How long output is still read after bash exits and its leftover jobs were told to stop. */
 const DRAIN_MS = 500;
+/** How often the cgroup's counters are read while a command runs (ms). */
+const WATCH_MS = 200;
+/** Seconds between the soft CPU limit (SIGXCPU) and the hard one (SIGKILL). */
+const CPU_HARD_EXTRA_S = 5;
+/** Exit status of the limits wrapper when it could not set a limit (it then reports on fd 3). */
+const SETUP_FAILED = 125;
 
 /** bash to run commands with: the system's, not whatever `bash` is first on the gateway's PATH. */
 const BASH = ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"].find((p) => fs.existsSync(p)) ?? "bash";
+/** coreutils nice(1), to lower the command's priority (bash has no builtin for it). */
+const NICE = ["/usr/bin/nice", "/bin/nice"].find((p) => fs.existsSync(p)) ?? null;
 
 /**
  * Runs `options.command` and resolves when it has finished (or was stopped).
- * @returns exit status or signal, timing, and capped stdout/stderr (see `RunResult`)
+ *
+ * Containment: the command's first process (a small bash wrapper) joins the command's cgroup,
+ * sets the rlimits, lowers its priority (niceness and autogroup) and marks itself the first
+ * victim of a machine-wide OOM (`oom_score_adj` 1000), then execs `bash -c command`. While it
+ * runs, the cgroup's counters are read every 200 ms: when the kernel refused a fork (pids.max)
+ * or OOM-killed a process (memory limit), the whole command is killed at once and `limit` says
+ * which. The kernel enforces every limit; the gateway only reads its counters.
+ *
+ * @returns exit status or signal, the limit that stopped it, timing, and capped stdout/stderr
+ *   (see `RunResult`)
  * @throws ToolError `command_failed_to_start` when bash cannot be started (missing cwd,
- *   missing bash, no processes left); a command that starts and fails is a result, not an error
+ *   missing bash, no processes left) or a limit cannot be set (`detail.reason` "limits_failed");
+ *   a command that starts and fails is a result, not an error
  */
 export async function runCommand(options: RunCommandOptions): Promise<RunResult> {
   if (options.signal?.aborted) throw new ToolError("command_failed_to_start", "The call was aborted before the command started.", { reason: "aborted" });
@@ -108,17 +149,21 @@ export async function runCommand(options: RunCommandOptions): Promise<RunResult>
   const perStreamBytes = Math.max(1024, options.maxOutputChars * 3); // UTF-8: at most 3 bytes per UTF-16 unit
   const out = new HeadTailBuffer(perStreamBytes, perStreamBytes);
   const err = new HeadTailBuffer(perStreamBytes, perStreamBytes);
+  const plan = planLimits(options.limits ?? {}, options.cgroups ?? "auto");
+
+  const cgroup = createCgroup(plan);
 
   let child: ChildProcess;
   try {
-    child = spawn(BASH, bashArgs(options.command, options.limits), {
+    child = spawn(BASH, wrapperArgs(options.command, plan, options.nice ?? 0, cgroup), {
       cwd: options.cwd,
       env: options.env as NodeJS.ProcessEnv, // complete by design: nothing is inherited
       detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["ignore", "pipe", "pipe", "pipe"],
       windowsHide: true,
     });
   } catch (e) {
+    await cgroup?.remove();
     throw startError(e, options.cwd);
   }
 
@@ -126,31 +171,63 @@ export async function runCommand(options: RunCommandOptions): Promise<RunResult>
     let timedOut = false;
     let aborted = false;
     let weKilled = false;
+    let killedFor: "processes" | "memory" | null = null;
+    let setupProblem = "";
     let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
     let settled = false;
     const timers: NodeJS.Timeout[] = [];
     let resolveDone!: () => void;
-    const entry: Running = { pid: child.pid ?? -1, done: new Promise<void>((r) => (resolveDone = r)) };
+    const entry: Running = { pid: child.pid ?? -1, cgroup, done: new Promise<void>((r) => (resolveDone = r)) };
 
+    const signalAll = (signal: NodeJS.Signals): void => {
+      killGroup(child, signal);
+      cgroup?.signal(signal);
+    };
     const stop = (): void => {
       weKilled = true;
-      killGroup(child, "SIGTERM");
-      timers.push(setTimeout(() => killGroup(child, "SIGKILL"), grace));
+      signalAll("SIGTERM");
+      timers.push(setTimeout(() => signalAll("SIGKILL"), grace));
+    };
+    const stopFor = (limit: "processes" | "memory"): void => {
+      if (killedFor || exit) return;
+      killedFor = limit;
+      weKilled = true;
+      signalAll("SIGKILL"); // a fork bomb or a hog gets no grace period
     };
     const onAbort = (): void => {
       aborted = true;
       stop();
     };
-    const cleanup = (): void => {
+    const watcher = cgroup
+      ? setInterval(() => {
+          // Once stopped, keep killing: a fork bomb's last forks can race a kill.
+          if (killedFor) {
+            if (cgroup.isPopulated()) cgroup.signal("SIGKILL");
+            return;
+          }
+          const ev = cgroup.events();
+          if (ev.pidsRefused > 0) stopFor("processes");
+          else if (ev.oomKills > 0) stopFor("memory");
+        }, WATCH_MS)
+      : null;
+    const cleanup = async (): Promise<{ pidsRefused: number; oomKills: number }> => {
       timers.forEach(clearTimeout);
+      if (watcher) clearInterval(watcher);
       options.signal?.removeEventListener("abort", onAbort);
+      const events = cgroup?.events() ?? { pidsRefused: 0, oomKills: 0 };
+      await cgroup?.remove();
       running.delete(entry);
       resolveDone();
+      return events;
     };
-    const finish = (): void => {
+    const finish = async (): Promise<void> => {
       if (settled || !exit) return;
       settled = true;
-      cleanup();
+      const events = await cleanup();
+      if (exit.code === SETUP_FAILED && setupProblem) {
+        reject(new ToolError("command_failed_to_start", `A resource limit could not be set: ${setupProblem.trim()}.`, { reason: "limits_failed" }));
+        return;
+      }
       const stdout = out.render(budgetFor(out.total, err.total, options.maxOutputChars));
       const stderr = err.render(options.maxOutputChars - budgetFor(out.total, err.total, options.maxOutputChars));
       resolve({
@@ -158,7 +235,8 @@ export async function runCommand(options: RunCommandOptions): Promise<RunResult>
         signal: exit.signal,
         timed_out: timedOut,
         aborted,
-        limit: limitOf(exit, options.limits, weKilled),
+        limit: killedFor ?? limitOf({ exit, events, limits: plan.applied, timedOut, aborted, weKilled }),
+        limits: { ...plan.applied, timeout_ms: options.timeoutMs, max_output_chars: options.maxOutputChars },
         duration_ms: Math.round(performance.now() - started),
         stdout: stdout.text,
         stderr: stderr.text,
@@ -169,26 +247,26 @@ export async function runCommand(options: RunCommandOptions): Promise<RunResult>
 
     child.stdout!.on("data", (c: Buffer) => out.push(c));
     child.stderr!.on("data", (c: Buffer) => err.push(c));
+    (child.stdio[3] as Readable).on("data", (c: Buffer) => (setupProblem += c.toString("utf8")));
     child.on("error", (e) => {
       if (settled) return;
       settled = true;
-      cleanup();
-      reject(startError(e, options.cwd));
+      void cleanup().then(() => reject(startError(e, options.cwd)));
     });
     child.on("exit", (code, signal) => {
       exit = { code, signal };
-      // Whatever the command left running in its group (background jobs) stops with it.
-      killGroup(child, "SIGTERM");
-      timers.push(setTimeout(() => killGroup(child, "SIGKILL"), grace));
+      // Whatever the command left running (background jobs, daemons in its cgroup) stops with it.
+      signalAll(killedFor ? "SIGKILL" : "SIGTERM");
+      timers.push(setTimeout(() => signalAll("SIGKILL"), grace));
       timers.push(
         setTimeout(() => {
           child.stdout?.destroy();
           child.stderr?.destroy();
-          finish();
+          void finish();
         }, grace + DRAIN_MS),
       );
     });
-    child.on("close", finish);
+    child.on("close", () => void finish());
 
     if (child.pid !== undefined) {
       running.add(entry);
@@ -205,14 +283,14 @@ export async function runCommand(options: RunCommandOptions): Promise<RunResult>
 }
 
 /**
- * Terminates every command still running (server shutdown): SIGTERM to each process group, then
- * SIGKILL after `graceMs`.
+ * Terminates every command still running (server shutdown): SIGTERM to each process group and
+ * cgroup, then SIGKILL after `graceMs`.
  * @returns how many commands were running; resolves when they have all exited
  */
 export async function killAllRunningCommands(graceMs = DEFAULT_KILL_GRACE_MS): Promise<number> {
   const all = [...running];
-  for (const r of all) signalGroup(r.pid, "SIGTERM");
-  const timer = setTimeout(() => all.forEach((r) => signalGroup(r.pid, "SIGKILL")), graceMs);
+  for (const r of all) signalCommand(r, "SIGTERM");
+  const timer = setTimeout(() => all.forEach((r) => signalCommand(r, "SIGKILL")), graceMs);
   await Promise.all(all.map((r) => r.done));
   clearTimeout(timer);
   return all.length;
@@ -223,16 +301,119 @@ export function runningCommandCount(): number {
   return running.size;
 }
 
-/** `bash -c command`, or with limits: a first bash sets them, then execs the command's bash. */
-function bashArgs(command: string, limits: ResourceLimits | undefined): string[] {
-  const settings: string[] = [];
-  if (limits?.cpuSeconds !== undefined) settings.push(`ulimit -t ${Math.max(1, Math.ceil(limits.cpuSeconds))}`);
-  if (limits?.addressSpaceBytes !== undefined) settings.push(`ulimit -v ${Math.max(1, Math.floor(limits.addressSpaceBytes / 1024))}`);
-  if (limits?.processes !== undefined) settings.push(`ulimit -u ${Math.max(1, Math.floor(limits.processes))}`);
-  if (limits?.fileSizeBytes !== undefined) settings.push(`ulimit -f ${Math.max(1, Math.floor(limits.fileSizeBytes / 1024))}`);
-  if (settings.length === 0) return ["-c", command];
-  // The command travels as "$1", never spliced into the script.
-  return ["-c", `${settings.join(" && ")} || exit 126; exec ${BASH} -c "$1"`, "agent-reach-limits", command];
+/** How each kind of limit is enforced on this machine (for health checks, logs and tests). */
+export interface ContainmentStatus {
+  memory: "cgroup" | "none";
+  processes: "cgroup" | "rlimit" | "none";
+  cpu: "rlimit";
+  file_size: "rlimit";
+  /** The cgroup directories commands are created under, e.g. `{pids: "v1 /sys/fs/cgroup/pids/agent-reach-<pid>"}`; it exists while a command runs. */
+  cgroups: { pids: string | null; memory: string | null };
+  /** Why a cgroup controller is not used, for an operator. */
+  problems: string[];
+}
+
+/**
+ * Probes (once per mode, then cached) what this machine allows and says how each limit will be
+ * enforced: cgroups when available; processes by RLIMIT_NPROC when not root; otherwise not at all.
+ */
+export function containmentStatus(mode: "auto" | "off" = "auto"): ContainmentStatus {
+  const support = cgroupSupport(mode);
+  const where = (h: ControllerHome | null) => (h ? `v${h.version} ${h.parent}` : null);
+  return {
+    memory: support.memory ? "cgroup" : "none",
+    processes: support.pids ? "cgroup" : isRoot() ? "none" : "rlimit",
+    cpu: "rlimit",
+    file_size: "rlimit",
+    cgroups: { pids: where(support.pids), memory: where(support.memory) },
+    problems: support.problems,
+  };
+}
+
+const supportByMode = new Map<"auto" | "off", CgroupSupport>();
+
+function cgroupSupport(mode: "auto" | "off"): CgroupSupport {
+  let support = supportByMode.get(mode);
+  if (!support) {
+    support = mode === "off" ? { pids: null, memory: null, problems: ["cgroups turned off (AGENT_REACH_CMD_CGROUP=off)"] } : probeCgroups();
+    if (mode === "auto" && support.problems.length > 0) {
+      console.warn(`[agent-reach] run_command containment: ${support.problems.join("; ")}. ${isRoot() ? "Running as root: processes are not limited without a pids cgroup." : "Processes fall back to RLIMIT_NPROC."}`);
+    }
+    supportByMode.set(mode, support);
+    installExitHook(); // removes this gateway's cgroup directories when it exits
+  }
+  return support;
+}
+
+/** What will be enforced, and how, for one command. */
+interface LimitPlan {
+  support: CgroupSupport;
+  applied: Omit<AppliedLimits, "timeout_ms" | "max_output_chars">;
+  /** pids.max of the command's cgroup (null: no limit, or no pids cgroup). */
+  cgroupProcesses: number | null;
+  /** RLIMIT_NPROC to set (the fallback when there is no pids cgroup and we are not root). */
+  nproc: number | null;
+}
+
+function planLimits(limits: ResourceLimits, mode: "auto" | "off"): LimitPlan {
+  const support = cgroupSupport(mode);
+  const hard = hardLimits();
+  // Absent, null and non-positive all mean "no limit"; a non-root child cannot exceed our hard limits.
+  const clamp = (v: number | null | undefined, max: number | null) => (!v || v <= 0 ? null : max === null || isRoot() ? v : Math.min(v, max));
+  const processes = clamp(limits.processes, null);
+  const nproc = processes !== null && !support.pids && !isRoot() ? clamp(processes + currentTaskCount(), hard.nproc) : null;
+  return {
+    support,
+    applied: {
+      cpu_seconds: clamp(limits.cpuSeconds, hard.cpu === null ? null : Math.max(1, hard.cpu - CPU_HARD_EXTRA_S)),
+      memory_bytes: support.memory ? clamp(limits.memoryBytes, null) : null,
+      processes: support.pids || nproc !== null ? processes : null,
+      file_size_bytes: clamp(limits.fileSizeBytes, hard.fsize),
+      address_space_bytes: clamp(limits.addressSpaceBytes, hard.as),
+    },
+    cgroupProcesses: support.pids ? processes : null,
+    nproc,
+  };
+}
+
+function createCgroup(plan: LimitPlan): CommandCgroup | null {
+  try {
+    return CommandCgroup.create(plan.support, { memoryBytes: plan.applied.memory_bytes, processes: plan.cgroupProcesses });
+  } catch (e) {
+    throw new ToolError("command_failed_to_start", `The command's cgroup could not be set up (${(e as NodeJS.ErrnoException).code ?? "error"}).`, { reason: "limits_failed" }, { cause: e });
+  }
+}
+
+/**
+ * `bash -c WRAPPER agent-reach COMMAND PROCS_FILE…`: the wrapper joins the cgroup, sets the
+ * rlimits and priority, closes fd 3 and execs `bash -c COMMAND`. The command travels as "$1",
+ * never spliced into the script. A step that must not fail reports on fd 3 and exits 125.
+ */
+function wrapperArgs(command: string, plan: LimitPlan, nice: number, cgroup: CommandCgroup | null): string[] {
+  const must = (step: string, what: string) => `{ ${step}; } 2>/dev/null || { echo ${JSON.stringify(what)} >&3; exit ${SETUP_FAILED}; }`;
+  const a = plan.applied;
+  const lines = [
+    `for f in "\${@:2}"; do { echo $$ > "$f"; } 2>/dev/null || { echo "could not join cgroup $f" >&3; exit ${SETUP_FAILED}; }; done`,
+    "ulimit -c 0 2>/dev/null", // SIGXCPU and SIGXFSZ would otherwise dump core into the workspace
+  ];
+  if (a.cpu_seconds !== null) {
+    const s = Math.max(1, Math.ceil(a.cpu_seconds));
+    lines.push(must(`ulimit -S -t ${s} && ulimit -H -t ${s + CPU_HARD_EXTRA_S}`, `ulimit -t ${s}`));
+  }
+  if (a.file_size_bytes !== null) lines.push(must(`ulimit -f ${kib(a.file_size_bytes)}`, `ulimit -f ${kib(a.file_size_bytes)}`));
+  if (a.address_space_bytes !== null) lines.push(must(`ulimit -v ${kib(a.address_space_bytes)}`, `ulimit -v ${kib(a.address_space_bytes)}`));
+  if (plan.nproc !== null) lines.push(must(`ulimit -u ${plan.nproc}`, `ulimit -u ${plan.nproc}`));
+  // Best effort: a machine-wide OOM takes the command before the gateway; the scheduler favours
+  // the gateway (autogroup nice applies between sessions, and the command is a session of its own).
+  lines.push("echo 1000 2>/dev/null > /proc/self/oom_score_adj");
+  if (nice > 0) lines.push(`echo ${nice} 2>/dev/null > /proc/self/autogroup`);
+  lines.push("exec 3>&-");
+  lines.push(nice > 0 && NICE ? `exec ${NICE} -n ${nice} ${BASH} -c "$1"` : `exec ${BASH} -c "$1"`);
+  return ["-c", lines.join("\n"), "agent-reach", command, ...(cgroup?.procsFiles ?? [])];
+}
+
+function kib(bytes: number): number {
+  return Math.max(1, Math.floor(bytes / 1024));
 }
 
 /** Splits the character budget: each stream gets what it needs, up to half when both are long. */
@@ -240,19 +421,68 @@ function budgetFor(outBytes: number, errBytes: number, max: number): number {
   return Math.min(outBytes, max - Math.min(errBytes, Math.floor(max / 2)));
 }
 
-function limitOf(exit: { code: number | null; signal: NodeJS.Signals | null }, limits: ResourceLimits | undefined, weKilled: boolean): LimitName | null {
-  if (!limits) return null;
-  const sigxcpu = 128 + os.constants.signals.SIGXCPU;
-  const sigxfsz = 128 + os.constants.signals.SIGXFSZ;
-  if (exit.signal === "SIGXCPU" || exit.code === sigxcpu) return "cpu_seconds";
-  if (exit.signal === "SIGXFSZ" || exit.code === sigxfsz) return "file_size";
-  // The kernel sends SIGKILL at the hard CPU limit.
-  if (exit.signal === "SIGKILL" && !weKilled && limits.cpuSeconds !== undefined) return "cpu_seconds";
+/** The limit behind an ending the gateway did not cause itself (or "time" when the timeout did). */
+function limitOf(r: {
+  exit: { code: number | null; signal: NodeJS.Signals | null };
+  events: { pidsRefused: number; oomKills: number };
+  limits: LimitPlan["applied"];
+  timedOut: boolean;
+  aborted: boolean;
+  weKilled: boolean;
+}): LimitName | null {
+  if (r.timedOut) return "time";
+  if (r.aborted) return null;
+  if (r.events.oomKills > 0) return "memory";
+  if (r.events.pidsRefused > 0) return "processes";
+  const { code, signal } = r.exit;
+  const by = (name: "SIGXCPU" | "SIGXFSZ") => signal === name || code === 128 + os.constants.signals[name];
+  if (r.limits.cpu_seconds !== null && (by("SIGXCPU") || (signal === "SIGKILL" && !r.weKilled))) return "cpu"; // SIGKILL: the hard CPU limit
+  if (r.limits.file_size_bytes !== null && by("SIGXFSZ")) return "file_size";
   return null;
+}
+
+/** The hard rlimits of this process (/proc/self/limits; null = unlimited), which a non-root child cannot exceed. */
+function hardLimits(): { cpu: number | null; fsize: number | null; as: number | null; nproc: number | null } {
+  hardLimitsCache ??= readHardLimits();
+  return hardLimitsCache;
+}
+let hardLimitsCache: ReturnType<typeof readHardLimits> | undefined;
+
+function readHardLimits(): { cpu: number | null; fsize: number | null; as: number | null; nproc: number | null } {
+  let text = "";
+  try {
+    text = fs.readFileSync("/proc/self/limits", "utf8");
+  } catch {
+    // not Linux: nothing known, nothing clamped
+  }
+  const hard = (label: string): number | null => {
+    const line = text.split("\n").find((l) => l.startsWith(label));
+    const value = line?.slice(26).trim().split(/\s+/)[1];
+    return value === undefined || value === "unlimited" ? null : Number(value);
+  };
+  return { cpu: hard("Max cpu time"), fsize: hard("Max file size"), as: hard("Max address space"), nproc: hard("Max processes") };
+}
+
+/** Tasks on the machine now (/proc/loadavg), an upper bound of this user's: the RLIMIT_NPROC fallback counts from it. */
+function currentTaskCount(): number {
+  try {
+    return Number(fs.readFileSync("/proc/loadavg", "utf8").split(" ")[3]?.split("/")[1]) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+function isRoot(): boolean {
+  return process.getuid?.() === 0;
 }
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.pid !== undefined) signalGroup(child.pid, signal);
+}
+
+function signalCommand(r: Running, signal: NodeJS.Signals): void {
+  signalGroup(r.pid, signal);
+  r.cgroup?.signal(signal);
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
@@ -264,12 +494,16 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** On process exit (any cause), kill what is still running; the hook must be synchronous. */
+/**
+ * On process exit (any cause), kill what is still running and remove this gateway's cgroup
+ * directories; the hook must be synchronous.
+ */
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.once("exit", () => {
-    for (const r of running) signalGroup(r.pid, "SIGKILL");
+    for (const r of running) signalCommand(r, "SIGKILL");
+    for (const support of supportByMode.values()) releaseCgroups(support);
   });
 }
 

@@ -4,6 +4,7 @@ import { redactValue } from "@/lib/redact";
 import { failure, success, type Envelope } from "@/lib/result";
 import { finishCall } from "@/lib/audit/calls";
 import { backupStoreFor } from "@/lib/backups/store";
+import { callRuleOptions } from "@/lib/gateway/rules";
 import type { AuditNotes, ToolContext, ToolDefinition, Workspace } from "@/lib/tools/define-tool";
 
 /** Aborted when the server shuts down, so long-running tools stop (commands are killed). */
@@ -39,6 +40,7 @@ export async function executeCall(input: {
   const { callId, tool, workspace } = input;
   const notes: AuditNotes = { ...input.notes };
   const startedAt = new Date();
+  const ruleOptions = await callRuleOptions(callId);
   const ctx: ToolContext = {
     callId,
     workspace,
@@ -47,6 +49,7 @@ export async function executeCall(input: {
     note: (n) => Object.assign(notes, n),
     backups: backupStoreFor(workspace.id, callId),
     ...(input.queuedTargetSha256 !== undefined && { queuedTargetSha256: input.queuedTargetSha256 }),
+    ...(ruleOptions && { ruleOptions }),
   };
   let envelope: Envelope;
   let status: "succeeded" | "failed" | "conflict" | "rejected";
@@ -54,8 +57,9 @@ export async function executeCall(input: {
     const data = await tool.run(input.args, ctx);
     // What a tool read from the workspace, the shell or the network reaches the agent with known
     // credential formats and this server's own secrets masked (a write's result only echoes what
-    // the agent sent). The stored copy is redacted again by storedJson.
-    envelope = success(callId, tool.risk === "write" ? data : redactValue(data));
+    // the agent sent), unless a policy rule relaxed masking for this call (`redact: false`). The
+    // stored copy is always redacted, by storedJson.
+    envelope = success(callId, tool.risk === "write" || ruleOptions?.redact === false ? data : redactValue(data));
     status = "succeeded";
   } catch (err) {
     if (!(err instanceof ToolError)) console.error(`[agent-reach] ${tool.name} ${callId} failed:`, err);

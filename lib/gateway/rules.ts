@@ -1,6 +1,7 @@
 import { db } from "@/lib/db";
 import { DEFAULT_RULES } from "@/lib/policy/default-rules";
-import type { Decision, PolicyRuleData } from "@/lib/policy/types";
+import { parseRuleOptions } from "@/lib/policy/rule-match";
+import type { Decision, PolicyRuleData, PolicyVerdict, RuleOptions } from "@/lib/policy/types";
 
 /**
  * Policy rules as stored in the PolicyRule table: loaded for every call (cached briefly, and
@@ -23,9 +24,36 @@ export async function loadRules(): Promise<PolicyRuleData[]> {
     decision: r.decision as Decision,
     note: r.note,
     enabled: r.enabled,
+    options: storedOptions(r.id, r.optionsJson),
   }));
   globalForRules.agentReachRules = { at: Date.now(), rules };
   return rules;
+}
+
+/**
+ * A rule's stored options. Options that do not parse (edited behind the policy editor's back) are
+ * ignored with a warning on the server console: the rule still decides, and the built-in limits
+ * and masking, which are the safe side, apply.
+ */
+function storedOptions(id: string, json: string | null): RuleOptions | null {
+  try {
+    return parseRuleOptions(json);
+  } catch (e) {
+    console.warn(`[agent-reach] policy rule ${id}: ${(e as Error).message}; its options are ignored`);
+    return null;
+  }
+}
+
+/**
+ * The rule options the policy recorded for a call when it decided (ToolCall.decisionJson, the
+ * verdict's `options`): an approved call runs with the limits its reviewer saw.
+ * @returns the options, or null when the call has none (or no decision was recorded)
+ */
+export async function callRuleOptions(callId: string): Promise<RuleOptions | null> {
+  const row = await db().toolCall.findUnique({ where: { id: callId }, select: { decisionJson: true } });
+  if (!row?.decisionJson) return null;
+  const verdict = JSON.parse(row.decisionJson) as Partial<PolicyVerdict>;
+  return verdict.options ?? null;
 }
 
 /** Forgets the cached rules (call after any change). */
@@ -52,6 +80,7 @@ export async function seedDefaultRules(): Promise<number> {
         decision: rule.decision,
         note: rule.note,
         enabled: rule.enabled,
+        optionsJson: rule.options ? JSON.stringify(rule.options) : null,
         source: "default",
       },
     });

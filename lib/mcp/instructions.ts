@@ -1,8 +1,10 @@
 /**
- * How a model should use Agent Reach's tools. Sent as the MCP server's `instructions` in the
- * `initialize` result (MCP spec, "Lifecycle": InitializeResult.instructions) and served as
- * markdown by `GET /api/agent-instructions`, so agents on the HTTP door and the CLI can put the
- * same text in their system prompt. One text, one place.
+ * How a model should use Agent Reach's tools (issue 9, "Guidance for agents"). Sent as the MCP
+ * server's `instructions` in the `initialize` result (MCP spec, "Lifecycle":
+ * InitializeResult.instructions) and served as markdown by `GET /api/agent-instructions`, so
+ * agents on the HTTP door and the CLI can put the same text in their system prompt; the README
+ * shows it too. One text, one place. Each tool's own description (lib/tools/*.ts) repeats what
+ * matters for that tool.
  */
 export const AGENT_INSTRUCTIONS = `# Agent Reach: how to use these tools
 
@@ -11,22 +13,49 @@ written to an audit log, and risky calls (writes, edits, most shell commands, UR
 wait for a human reviewer. Paths are relative to the workspace root (absolute paths inside it
 also work); nothing outside the workspace can be reached.
 
-## Prefer the file tools to the shell
-- Read with **read_file**, not \`cat\`, \`head\`, \`tail\` or \`sed -n\`. It pages: \`offset\` = lines to
-  skip (0-based), \`limit\` = lines to return (default 80). Lines come numbered as \`%6d| \`; the
-  prefix is not part of the file. When \`truncated\` is true, the page does not reach the end of
-  the file: call again with \`offset\` = \`next_offset\`. \`total_lines\` tells you the length.
-- Change files with **edit_file**, not \`sed -i\`, \`perl -i\` or a heredoc. Copy \`old_string\` from
-  read_file output without the line-number prefix and include enough context that it occurs
-  exactly once; \`edit_no_match\` and \`edit_ambiguous\` tell you why and where.
-- Create or replace a whole file with **write_file**. Pass \`expected_sha256\` (the \`sha256\` that
-  read_file reported) to write only if nobody changed the file since you read it.
+## Which tool
+- Read with **read_file**, not \`cat\`, \`head\`, \`tail\` or \`sed -n\`. Lines come numbered as
+  \`%6d| \`; the prefix is not part of the file.
+- Change part of a file with **edit_file**, not \`sed -i\`, \`perl -i\`, \`awk\` or a heredoc. Copy
+  \`old_string\` from read_file output without the line-number prefix and include enough context
+  that it occurs exactly once; \`edit_no_match\` and \`edit_ambiguous\` tell you why and where.
+- Create or replace a whole file with **write_file**, not \`echo >\`, \`cat <<EOF\` or \`tee\`. Pass
+  \`expected_sha256\` (the \`sha256\` read_file reported) to write only if nobody changed the file
+  since you read it. Edits and writes are shown to the reviewer as a diff and backed up; shell
+  writes are not, so they always wait for approval.
 - Find files with **list_directory** and **search_files** (glob on paths, text or regex inside
   files), not \`ls -R\`, \`find\` or \`grep -r\`.
-- Convert JSON, YAML and CSV with **transform**. Fetch a web page with **fetch_url** (private and
-  loopback addresses are blocked).
-- Use **run_command** for builds, tests and git. Read-only commands run at once; others wait for
-  a reviewer. Output is capped: \`truncated\` and \`original_length\` say when it was cut.
+- Convert JSON, YAML and CSV with **transform**, not jq/yq/python one-liners. Fetch a web page
+  with **fetch_url**, not curl or wget (private and loopback addresses are blocked).
+- Use **run_command** only to run programs: builds, tests, linters, formatters, package managers,
+  git, project scripts. Read-only commands run at once; others wait for a reviewer.
+
+## Paging and \`truncated\`
+\`truncated: true\` always means you did not get everything:
+- read_file: \`offset\` = lines to skip (0-based), \`limit\` = lines to return (default 80);
+  \`total_lines\` is the length. Call again with \`offset\` = \`next_offset\` for the next page.
+- list_directory and transform: call again with \`offset\` = \`next_offset\`.
+- search_files: there are more matches than \`max_results\`; narrow \`path\`, \`pattern\` or \`include\`.
+- run_command: the middle of the output was cut (\`original_length\` gives the full size in
+  bytes); rerun with a narrower command (\`| tail -50\`, \`| grep error\`) or a larger
+  \`max_output_chars\`.
+- fetch_url: \`content\` is the beginning of the body only.
+
+## Limits of run_command
+Every command runs with a closed stdin (pass \`--yes\`-style flags), a minimal environment without
+credentials, a private HOME, and resource limits: memory and number of processes for the whole
+command, CPU time per process, largest file written, and the wall clock (\`timeout_ms\`). Background
+jobs stop when the command ends. When a limit stops a command, \`limit\` says which ("memory",
+"cpu", "processes", "file_size", "time") and \`limits\` lists the values it ran under. Do not rerun
+it unchanged: make it lighter (fewer parallel jobs, a smaller input, a narrower test selection)
+or tell the user which limit is in the way.
+
+## Masked secrets
+Values that look like credentials (cloud keys, private keys, tokens, passwords in config files,
+connection strings) come back masked as \`[REDACTED:<kind>:<length>]\`, in every tool's output.
+Work around them: never copy a marker into edit_file \`old_string\` or write_file \`content\` (it
+would write the marker into the file); edit the lines next to it instead, and ask the user when
+you need the real value.
 
 ## Results and errors
 A failure carries \`error.name\` and \`error.code\`: 1xx your arguments, 2xx the file system or the
@@ -34,12 +63,15 @@ workspace fence, 3xx the network, 4xx a data format, 5xx internal, 6xx supervisi
 \`error.message\` and \`error.detail\`; do not retry the same arguments unless \`retryable\` is true.
 
 ## Waiting for a reviewer
-A call the policy asks about waits for a person. If nobody decides in time, it answers
+A call the policy asks about waits for a person: over MCP up to the server's bound (with progress
+notifications when you send a progressToken), over HTTP for the seconds in \`Prefer: wait=N\` (or
+the server's default). If nobody decides in time, it answers
 \`approval_pending\` (601) with a \`call_id\`: the call is still queued, do not send it again. Call
-**get_call** with that \`call_id\` (and \`wait_ms\`, e.g. 30000) until it has finished, then use its
-\`result\`. \`approval_rejected\` (602) carries the reviewer's reason: change your approach rather
-than retrying. \`policy_denied\` (604) is final for those arguments. \`conflict\` (605) means the
-file changed while the call waited: read it again and redo the change.
+**get_call** with that \`call_id\` and \`wait_ms\` (e.g. 30000) until it has finished, then use its
+\`result\`. Meanwhile you may do other work that does not depend on it. \`approval_rejected\` (602)
+carries the reviewer's reason: change your approach rather than retrying. \`policy_denied\` (604)
+is final for those arguments. \`conflict\` (605) means the file changed while the call waited: read
+it again and redo the change.
 
 ## Undo
 Every write and edit keeps a backup (\`backup_id\` in its result). **list_backups** shows them and

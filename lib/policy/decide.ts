@@ -1,5 +1,5 @@
 import { classifyCommandLine } from "@/lib/policy/command-policy";
-import { activeRules, bySeverityDesc, globMatches, isToolRule, maxDecision, ruleRef } from "@/lib/policy/rule-match";
+import { activeRules, bySeverityDesc, combineRuleOptions, globMatches, isToolRule, maxDecision, ruleRef } from "@/lib/policy/rule-match";
 import type { Decision, PolicyInput, PolicyRuleData, PolicyVerdict } from "@/lib/policy/types";
 
 /**
@@ -16,6 +16,10 @@ import type { Decision, PolicyInput, PolicyRuleData, PolicyVerdict } from "@/lib
  *   priority) matching rule with the winning decision. No matching rule → ask.
  * - run_command: every simple command of the line gets its own decision (`parts`); the call's
  *   decision is the strongest part; anything the parser cannot classify asks.
+ * - Options (run_command limits, `redact`; lib/policy/types.ts RuleOptions) come from the rules
+ *   that apply to the call, whatever their decision: for a path tool every matching rule, for a
+ *   command the rule that decided each part plus the tool's rules without path or command. For
+ *   each setting the first of them in evaluation order wins (`combineRuleOptions`).
  *
  * @param input the call as the gateway sees it after fencing (paths relative, cwd absolute)
  * @param rules all rules (disabled ones are skipped here)
@@ -23,11 +27,20 @@ import type { Decision, PolicyInput, PolicyRuleData, PolicyVerdict } from "@/lib
  * Never throws for any input an agent can send.
  */
 export async function decide(input: PolicyInput, rules: PolicyRuleData[]): Promise<PolicyVerdict> {
+  const active = activeRules(rules, input.tool);
   if (input.command) {
     const c = await classifyCommandLine(input.command, rules);
-    return { decision: c.decision, rule: c.rule, reasons: c.reasons, parts: c.parts };
+    const deciding = new Set(c.parts.map((p) => p.rule?.id));
+    const applying = active.filter((r) => deciding.has(r.id) || isToolRule(r));
+    return withOptions({ decision: c.decision, rule: c.rule, reasons: c.reasons, parts: c.parts }, applying);
   }
-  return decideByPath(input, activeRules(rules, input.tool));
+  return decideByPath(input, active);
+}
+
+/** The verdict with the combined options of `applying` (in evaluation order), when there are any. */
+function withOptions(verdict: PolicyVerdict, applying: PolicyRuleData[]): PolicyVerdict {
+  const options = combineRuleOptions(applying);
+  return options ? { ...verdict, options } : verdict;
 }
 
 function decideByPath(input: PolicyInput, rules: PolicyRuleData[]): PolicyVerdict {
@@ -49,5 +62,5 @@ function decideByPath(input: PolicyInput, rules: PolicyRuleData[]): PolicyVerdic
     .sort((a, b) => bySeverityDesc(a.rule.decision, b.rule.decision))
     .filter((m) => m.rule.decision === decision)
     .map((m) => m.reason);
-  return { decision, rule: ruleRef(deciding.rule), reasons: [...new Set(reasons)] };
+  return withOptions({ decision, rule: ruleRef(deciding.rule), reasons: [...new Set(reasons)] }, matches.map((m) => m.rule));
 }

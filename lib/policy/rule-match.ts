@@ -1,6 +1,8 @@
 import picomatch from "picomatch";
+import { z } from "zod";
+import { RuleLimitsInput, type RuleLimits } from "@/lib/exec/limits";
 import { parseCommandPattern, type CommandPattern } from "@/lib/policy/command-pattern";
-import type { Decision, PolicyRuleData, RuleRef } from "@/lib/policy/types";
+import type { Decision, PolicyRuleData, RuleOptions, RuleRef } from "@/lib/policy/types";
 
 /**
  * Small helpers shared by the policy's path and command halves: rule order, glob matching, and
@@ -71,4 +73,54 @@ export function commandPatternOf(rule: PolicyRuleData): CommandPattern {
 /** A rule that names neither a path nor a command: it applies to every call of its tool. */
 export function isToolRule(rule: PolicyRuleData): boolean {
   return !rule.pathGlob && !rule.command;
+}
+
+/**
+ * A rule's options as stored in PolicyRule.optionsJson and sent by the policy editor, e.g.
+ * `{"limits": {"memory_mb": 4096, "timeout_ms": 300000}}` or `{"redact": false}`.
+ */
+export const RuleOptionsInput = z
+  .object({
+    limits: RuleLimitsInput.optional().describe("run_command resource limits for the commands this rule matches."),
+    redact: z.boolean().optional().describe("false: no secret masking for what this rule matches; reviewers may reveal masked values."),
+  })
+  .strict();
+
+/**
+ * Parses a stored optionsJson value.
+ * @returns the options, or null for null/empty text
+ * @throws Error with a readable message when the text is not JSON or not valid options
+ */
+export function parseRuleOptions(json: string | null): RuleOptions | null {
+  if (json === null || json.trim() === "") return null;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch {
+    throw new Error("options are not valid JSON");
+  }
+  const parsed = RuleOptionsInput.safeParse(raw);
+  if (!parsed.success) throw new Error(`invalid options: ${parsed.error.issues.map((i) => `${i.path.join(".") || "options"}: ${i.message}`).join("; ")}`);
+  return parsed.data;
+}
+
+/**
+ * Combines the options of the rules that apply to a call, given in evaluation order (priority,
+ * then id): for each limit, and for `redact`, the first rule that sets it wins, as rules do
+ * (DESIGN.md "Policy": first match wins).
+ * @returns the combined options, or undefined when no rule sets any
+ */
+export function combineRuleOptions(rules: readonly PolicyRuleData[]): RuleOptions | undefined {
+  const limits: Record<string, number> = {};
+  let redact: boolean | undefined;
+  for (const { options } of rules) {
+    if (!options) continue;
+    for (const [key, value] of Object.entries(options.limits ?? {})) {
+      if (value !== undefined && !(key in limits)) limits[key] = value;
+    }
+    redact ??= options.redact;
+  }
+  const hasLimits = Object.keys(limits).length > 0;
+  if (!hasLimits && redact === undefined) return undefined;
+  return { ...(hasLimits && { limits: limits as RuleLimits }), ...(redact !== undefined && { redact }) };
 }

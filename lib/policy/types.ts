@@ -1,3 +1,4 @@
+import type { RuleLimits } from "@/lib/exec/limits";
 import type { ToolRisk } from "@/lib/tools/define-tool";
 
 /**
@@ -21,6 +22,23 @@ export interface PolicyRuleData {
   decision: Decision;
   note: string | null;
   enabled: boolean;
+  /** Settings besides the decision (PolicyRule.optionsJson), or null/absent for none. */
+  options?: RuleOptions | null;
+}
+
+/**
+ * Settings a rule carries besides its decision; they apply to the calls the rule matches, whatever
+ * the decision (see lib/policy/decide.ts for how several matching rules combine).
+ */
+export interface RuleOptions {
+  /** run_command resource limits for the commands this rule matches (lib/exec/limits.ts). */
+  limits?: RuleLimits;
+  /**
+   * false: what the tool returns for the paths (or commands) this rule matches reaches the agent
+   * without secret masking, and reviewers may reveal masked values of such calls after an
+   * explicit click (lib/redact/reveal.ts). Default true (lib/redact.ts).
+   */
+  redact?: boolean;
 }
 
 /** What the policy is asked about one call. */
@@ -62,4 +80,6 @@ export interface PolicyVerdict {
   reasons: string[];
   /** For shell commands: every simple command with its own decision. */
   parts?: CommandPart[];
+  /** The options of the matching rules, combined; absent when no matching rule has any. */
+  options?: RuleOptions;
 }

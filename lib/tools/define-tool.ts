@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { Config } from "@/lib/config";
+import type { RuleOptions } from "@/lib/policy/types";
 
 /**
  * The contract every tool module follows. One module = one zod input schema (`.strict()`,
@@ -83,6 +84,11 @@ export interface ToolContext {
    * target's current sha256 differs, before writing anything.
    */
   queuedTargetSha256?: string | null;
+  /**
+   * Options of the policy rules that applied to this call, as the policy recorded them when it
+   * decided (run_command limits, `redact`; lib/policy/types.ts RuleOptions). Absent when none.
+   */
+  ruleOptions?: RuleOptions;
 }
 
 /** What the approval queue shows a reviewer before a risky call runs. */

@@ -5,6 +5,7 @@ import { assessFetchUrl, pinnedFetch, type RedirectHop } from "@/lib/net/pinned-
 import { decodeBody, isHtml, isTextBody, parseContentType } from "@/lib/net/response-text";
 import { canonicalUrl } from "@/lib/net/url-target";
 import { defineTool } from "@/lib/tools/define-tool";
+import { MASKED_OUTPUT_NOTE } from "@/lib/redact";
 
 /** Defaults and bounds (issue 6; DESIGN.md tools table). Bytes, characters, milliseconds. */
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -163,6 +164,7 @@ export const fetchUrlTool = defineTool({
     `Only public internet addresses can be reached: loopback, private, link-local, cloud metadata and other internal addresses are refused with ssrf_blocked (also when a redirect or DNS leads there). Up to ${MAX_REDIRECTS} redirects are followed; the hops are listed in redirects.`,
     `Limits: timeout_ms (default ${DEFAULT_TIMEOUT_MS}) for the whole fetch, max_bytes (default 5 MiB) of body read, max_chars (default ${DEFAULT_MAX_CHARS}) of content returned; when truncated is true, content is the beginning only.`,
     "A status of 4xx or 5xx is still a result (check status); network failures are fetch_failed (detail.reason), time-outs fetch_timeout.",
+    MASKED_OUTPUT_NOTE,
   ].join("\n"),
   input: FetchUrlInput,
   risk: "network",

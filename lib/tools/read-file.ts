@@ -4,6 +4,7 @@ import { defineTool } from "@/lib/tools/define-tool";
 import { openForRead, resolveInWorkspace, type FencedPath } from "@/lib/workspace/fence";
 import { readPage } from "@/lib/workspace/read-page";
 import type { Eol, TextEncoding } from "@/lib/workspace/text";
+import { MASKED_OUTPUT_NOTE } from "@/lib/redact";
 
 /** Most lines one read_file call returns. */
 const MAX_LIMIT = 2000;
@@ -85,6 +86,7 @@ export const readFileTool = defineTool({
     "Content is capped in characters (max_chars). A single line longer than the cap is cut and listed in clipped_lines; its rest cannot be paged, and next_offset then points to the line after it (null when nothing follows).",
     "Also returned: sha256 of the whole file (pass it as expected_sha256 to write_file/edit_file), encoding (utf-8 or utf-16), bom, eol (lf/crlf/mixed/none), size_bytes.",
     "Binary files are refused (binary_file); use list_directory for directories and search_files to find text.",
+    MASKED_OUTPUT_NOTE,
   ].join("\n"),
   input: ReadFileInput,
   risk: "read",

@@ -1,20 +1,18 @@
 import { z } from "zod";
 import { ToolError } from "@/lib/errors";
 import { buildChildEnv, ensureChildHome } from "@/lib/exec/child-env";
-import { runCommand, type ResourceLimits, type RunResult } from "@/lib/exec/run-command";
+import { MAX_OUTPUT_CHARS, MAX_TIMEOUT_MS, withRuleLimits } from "@/lib/exec/limits";
+import { runCommand, type RunResult } from "@/lib/exec/run-command";
 import { MAX_PARSE_CHARS } from "@/lib/policy/shell-parse";
 import { defineTool } from "@/lib/tools/define-tool";
 import { resolveInWorkspace } from "@/lib/workspace/fence";
+import { MASKED_OUTPUT_NOTE } from "@/lib/redact";
 
-/** Default and largest wall-clock limit (ms), DESIGN.md tools table. */
+/** Default wall-clock limit (ms), DESIGN.md tools table; the largest is MAX_TIMEOUT_MS. */
 const DEFAULT_TIMEOUT_MS = 120_000;
-const MAX_TIMEOUT_MS = 600_000;
-/** Default and bounds of the output cap (characters of stdout + stderr). */
+/** Default and smallest output cap (characters of stdout + stderr); the largest is MAX_OUTPUT_CHARS. */
 const DEFAULT_MAX_OUTPUT_CHARS = 30_000;
 const MIN_MAX_OUTPUT_CHARS = 200;
-const MAX_MAX_OUTPUT_CHARS = 200_000;
-/** Largest file one command may write (bytes): a runaway loop cannot fill the disk. */
-const MAX_FILE_SIZE_BYTES = 1024 ** 3;
 
 /** Arguments of run_command. */
 export const RunCommandInput = z
@@ -40,7 +38,7 @@ export const RunCommandInput = z
       .number()
       .int()
       .min(MIN_MAX_OUTPUT_CHARS)
-      .max(MAX_MAX_OUTPUT_CHARS)
+      .max(MAX_OUTPUT_CHARS)
       .default(DEFAULT_MAX_OUTPUT_CHARS)
       .describe(`Characters of stdout + stderr returned (default ${DEFAULT_MAX_OUTPUT_CHARS}); longer output keeps its beginning and end, with a marker saying how many bytes were left out.`),
   })
@@ -57,7 +55,9 @@ export interface RunCommandOutput extends RunResult {
  * run_command: runs a program in the workspace (DESIGN.md tools table; field cases C20, C21, C23).
  * The gateway has already fenced `cwd` and asked the policy (lib/policy/decide.ts); `run` fences
  * `cwd` again (it runs later, possibly after an approval) and executes with the same child
- * environment the policy judged (lib/exec/child-env.ts).
+ * environment the policy judged (lib/exec/child-env.ts), under the resource limits of the
+ * configuration with the matching rules' `limits` over them (lib/exec/limits.ts, issue 9). The
+ * call's `timeout_ms` and `max_output_chars` are lowered to those limits' ceilings when above.
  */
 export const runCommandTool = defineTool({
   name: "run_command",
@@ -67,7 +67,9 @@ export const runCommandTool = defineTool({
     "Do not use it to read or change files: use read_file instead of cat/head/tail, edit_file or write_file instead of sed -i, echo > file, tee or heredocs, list_directory instead of ls/find, search_files instead of grep. Shell writes skip the diff and backup a reviewer relies on.",
     "Read-only commands (ls, cat, grep, rg, find without -exec/-delete, git status/diff/log/show, …) run at once; anything else waits for a reviewer's approval, and writing outside the workspace is refused. Every part of a chain, pipe or substitution is checked.",
     "stdin is closed (no prompts; pass flags like --yes); the environment is minimal and holds no credentials; HOME is a private directory; background jobs are stopped when the command ends.",
-    "Output is capped at max_output_chars: when truncated is true the middle was cut and original_length gives the full size in bytes.",
+    "Output is capped at max_output_chars: when truncated is true the middle was cut and original_length gives the full size in bytes; rerun with a narrower command (| tail -50, | grep error) rather than the same one.",
+    "Limits: memory and number of processes for the whole command, CPU time per process, largest file written, and timeout_ms. When one stops the command, limit names it (memory, cpu, processes, file_size, time) and limits lists the values it ran under; make the command lighter (fewer parallel jobs, smaller input) instead of retrying it unchanged.",
+    MASKED_OUTPUT_NOTE,
   ].join("\n"),
   input: RunCommandInput,
   risk: "exec",
@@ -83,15 +85,17 @@ export const runCommandTool = defineTool({
     }
     const env = buildChildEnv(ctx.workspace.root);
     await ensureChildHome(env);
-    const limits: ResourceLimits = { cpuSeconds: Math.ceil(args.timeout_ms / 1000), fileSizeBytes: MAX_FILE_SIZE_BYTES };
+    const { timeoutMs, outputChars, ...limits } = withRuleLimits(ctx.config.commandLimits, ctx.ruleOptions?.limits);
     const result = await runCommand({
       command: args.command,
       cwd: cwd.absolute,
-      timeoutMs: args.timeout_ms,
-      maxOutputChars: args.max_output_chars,
+      timeoutMs: Math.min(args.timeout_ms, timeoutMs),
+      maxOutputChars: Math.min(args.max_output_chars, outputChars),
       env,
       signal: ctx.signal,
       limits,
+      nice: ctx.config.commandNice,
+      cgroups: ctx.config.commandCgroup,
     });
     ctx.note({
       truncated: result.truncated,

@@ -6,6 +6,7 @@ import { openForRead, resolveInWorkspace, type FencedPath } from "@/lib/workspac
 import { HEAVY_DIRS, walkTree, type TreeEntry } from "@/lib/workspace/read-tree";
 import { SNIFF_BYTES, sniffText } from "@/lib/workspace/read-sniff";
 import { LineMatcher, MatchFailure, type LineHit } from "@/lib/workspace/search-matcher";
+import { MASKED_OUTPUT_NOTE } from "@/lib/redact";
 
 /** Deepest directory level walked. */
 const MAX_DEPTH = 64;
@@ -257,6 +258,7 @@ export const searchFilesTool = defineTool({
     "Skips binary files, files over 8 MiB, symlinks, and .git / node_modules (unless path points inside them). Long lines are shown as a window around the match.",
     "truncated = true means there are more results than max_results (or a scan limit was hit): narrow the search.",
     "A query that takes longer than the search time budget (a regex that backtracks catastrophically, e.g. (a+)+) fails with reason regex_timeout: simplify the regex or use a literal query.",
+    MASKED_OUTPUT_NOTE,
   ].join("\n"),
   input: SearchFilesInput,
   risk: "read",

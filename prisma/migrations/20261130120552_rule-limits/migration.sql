@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "PolicyRule" ADD COLUMN "optionsJson" TEXT;
