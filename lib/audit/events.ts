@@ -4,6 +4,7 @@ import { publish, type BusEvent } from "@/lib/events/bus";
 import { announce } from "@/lib/events/fanout";
 import { sha256Hex } from "@/lib/ids";
 import { withLock } from "@/lib/mutex";
+import { signCheckpoint } from "@/lib/audit/checkpoint";
 
 /**
  * The hash-chained event log. Every state change of a call (and every reviewer action) is one
@@ -71,31 +72,53 @@ export interface ChainVerification {
   ok: boolean;
   /** Number of events checked. */
   checked: number;
+  /** Sequence number the check started after (a signed checkpoint of pruned history), or 0. */
+  from_checkpoint: number;
   /** First broken link, when any. */
-  broken: { seq: number; reason: "prev_hash_mismatch" | "hash_mismatch" | "seq_gap" } | null;
+  broken: { seq: number; reason: "prev_hash_mismatch" | "hash_mismatch" | "seq_gap" | "checkpoint_signature" } | null;
 }
 
 /**
- * Recomputes the whole chain in pages of 1,000 rows.
+ * Recomputes the whole chain in pages of 1,000 rows. When history was pruned, the check starts
+ * from the newest checkpoint: its signature must verify, and the first kept event must follow it
+ * (seq and prevHash). Without a checkpoint the chain must start at seq 1 from the genesis hash.
  * @returns ok, the number checked and the first broken link (seq and why).
  */
 export async function verifyChain(): Promise<ChainVerification> {
+  const checkpoint = await db().checkpoint.findFirst({ orderBy: { upToSeq: "desc" } });
   let prevHash = GENESIS_HASH;
-  let expectedSeq: number | null = null;
+  let expectedSeq = 1;
+  if (checkpoint) {
+    const body = {
+      upToSeq: checkpoint.upToSeq,
+      hash: checkpoint.hash,
+      cutoff: checkpoint.cutoff.toISOString(),
+      prunedEvents: checkpoint.prunedEvents,
+      prunedCalls: checkpoint.prunedCalls,
+      createdAt: checkpoint.createdAt.toISOString(),
+    };
+    if (signCheckpoint(body) !== checkpoint.signature) {
+      return { ok: false, checked: 0, from_checkpoint: checkpoint.upToSeq, broken: { seq: checkpoint.upToSeq, reason: "checkpoint_signature" } };
+    }
+    prevHash = checkpoint.hash;
+    expectedSeq = checkpoint.upToSeq + 1;
+  }
+  const from = expectedSeq - 1;
   let checked = 0;
   let cursor = 0;
   for (;;) {
     const rows = await db().event.findMany({ where: { seq: { gt: cursor } }, orderBy: { seq: "asc" }, take: 1000 });
     if (rows.length === 0) break;
     for (const row of rows) {
-      if (expectedSeq !== null && row.seq !== expectedSeq) return { ok: false, checked, broken: { seq: row.seq, reason: "seq_gap" } };
-      if (row.prevHash !== prevHash) return { ok: false, checked, broken: { seq: row.seq, reason: "prev_hash_mismatch" } };
-      if (sha256Hex(eventHashInput(prevHash, row)) !== row.hash) return { ok: false, checked, broken: { seq: row.seq, reason: "hash_mismatch" } };
+      const fail = (reason: NonNullable<ChainVerification["broken"]>["reason"]) => ({ ok: false, checked, from_checkpoint: from, broken: { seq: row.seq, reason } });
+      if (row.seq !== expectedSeq) return fail("seq_gap");
+      if (row.prevHash !== prevHash) return fail("prev_hash_mismatch");
+      if (sha256Hex(eventHashInput(prevHash, row)) !== row.hash) return fail("hash_mismatch");
       prevHash = row.hash;
       expectedSeq = row.seq + 1;
       checked++;
     }
     cursor = rows[rows.length - 1].seq;
   }
-  return { ok: true, checked, broken: null };
+  return { ok: true, checked, from_checkpoint: from, broken: null };
 }

@@ -11,7 +11,7 @@ describe("hash-chained events", () => {
   it("stays linear under concurrent appends and verifies", async () => {
     await Promise.all(Array.from({ length: 40 }, (_, i) => appendEvent({ type: "test.event", actor: "system", data: { i } })));
     const result = await verifyChain();
-    expect(result).toEqual({ ok: true, checked: 40, broken: null });
+    expect(result).toEqual({ ok: true, checked: 40, from_checkpoint: 0, broken: null });
   });
 
   it.each([
