@@ -3,7 +3,7 @@ import { matchCommandPattern, type Argv, type ArgvToken } from "@/lib/policy/com
 import { commandName, unwrapCommand, HARMLESS_ENV_NAMES, type Floor, type Layer } from "@/lib/policy/command-knowledge";
 import { activeRules, bySeverityDesc, commandPatternOf, globMatches, isToolRule, maxDecision, ruleRef } from "@/lib/policy/rule-match";
 import { parseShell, type ShellNode, type ShellRedirect, type SimpleCommand } from "@/lib/policy/shell-parse";
-import { logicalCd, placeOf } from "@/lib/policy/shell-paths";
+import { ENDLESS_DEVICES, logicalCd, placeOf } from "@/lib/policy/shell-paths";
 import { expandWord, isDynamicVariable, staticValue, type ExpansionEnv } from "@/lib/policy/shell-words";
 import type { CommandPart, Decision, PolicyRuleData, RuleRef } from "@/lib/policy/types";
 
@@ -261,7 +261,9 @@ class LineClassifier {
     const place = await placeOf(value, cwds, this.ctx.workspaceRoot);
     switch (place.place) {
       case "device":
-        return [];
+        return kind === "read" && ENDLESS_DEVICES.has(place.absolute)
+          ? [{ decision: "ask", rule: null, reason: `endless_read: ${place.absolute} (${via}) never ends; it runs only after approval` }]
+          : [];
       case "outside":
         return kind === "write"
           ? [{ decision: "deny", rule: null, reason: `write_outside_workspace: ${place.absolute} (${via})` }]

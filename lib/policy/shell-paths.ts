@@ -16,6 +16,9 @@ const MAX_SYMLINK_HOPS = 40;
 /** Devices every command may use: they are not files (C23-9). */
 const HARMLESS_DEVICES = new Set(["/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/fd/0", "/dev/fd/1", "/dev/fd/2", "/dev/tty", "/dev/zero", "/dev/random", "/dev/urandom"]);
 
+/** Devices a read never ends on: as an input they only ask (an endless read needs a person's yes). */
+export const ENDLESS_DEVICES = new Set(["/dev/zero", "/dev/random", "/dev/urandom", "/dev/tty"]);
+
 /** Where a path lands. */
 export type PathPlace =
   | { place: "inside"; absolute: string; relative: string }
