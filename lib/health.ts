@@ -1,10 +1,12 @@
 import fs from "node:fs/promises";
 import path from "node:path";
+import { getConfig } from "@/lib/config";
 import { db } from "@/lib/db";
+import { containmentStatus, type ContainmentStatus } from "@/lib/exec/run-command";
 import { currentWorkspace } from "@/lib/gateway/workspace";
 
 export interface HealthCheck {
-  name: "database" | "workspace" | "disk";
+  name: "database" | "workspace" | "disk" | "containment";
   ok: boolean;
   detail: string;
 }
@@ -14,7 +16,9 @@ const MIN_FREE_BYTES = 100 * 1024 * 1024;
 
 /**
  * The self-check behind GET /api/health: database reachable, workspace root readable and
- * writable (a probe file is created and removed), free disk space on the workspace's file system.
+ * writable (a probe file is created and removed), free disk space on the workspace's file system,
+ * and how run_command's processes and memory are contained (informational: always ok, since a
+ * machine without cgroups still runs commands, with the limits `containmentDetail` names).
  * @returns `{ok, checks}`; ok is true only when every check passes. Never throws.
  */
 export async function checkHealth(): Promise<{ ok: boolean; checks: HealthCheck[] }> {
@@ -39,5 +43,25 @@ export async function checkHealth(): Promise<{ ok: boolean; checks: HealthCheck[
   } catch (err) {
     checks.push({ name: "workspace", ok: false, detail: (err as Error).message.split("\n")[0] });
   }
+  try {
+    checks.push({ name: "containment", ok: true, detail: containmentDetail(containmentStatus(getConfig().commandCgroup)) });
+  } catch (err) {
+    checks.push({ name: "containment", ok: true, detail: `could not be determined: ${(err as Error).message.split("\n")[0]}` });
+  }
   return { ok: checks.every((c) => c.ok), checks };
+}
+
+/**
+ * One line for an operator on how run_command's limits are enforced here (lib/exec/run-command.ts
+ * `containmentStatus`), e.g. "processes: cgroup v2; memory: cgroup v2; CPU time, file size: rlimit"
+ * or "processes: rlimit (RLIMIT_NPROC); memory: not limited; CPU time, file size: rlimit — memory:
+ * no cgroup hierarchy has this controller". The reasons a cgroup controller is not used follow a dash.
+ */
+export function containmentDetail(status: ContainmentStatus): string {
+  const cgroup = (where: string | null) => `cgroup ${where?.split(" ")[0] ?? "?"}`;
+  const processes =
+    status.processes === "cgroup" ? cgroup(status.cgroups.pids) : status.processes === "rlimit" ? "rlimit (RLIMIT_NPROC)" : "not limited (running as root without a pids cgroup)";
+  const memory = status.memory === "cgroup" ? cgroup(status.cgroups.memory) : "not limited (no memory cgroup)";
+  const line = `processes: ${processes}; memory: ${memory}; CPU time, file size: rlimit`;
+  return status.problems.length > 0 ? `${line} — ${status.problems.join("; ")}` : line;
 }

@@ -3,6 +3,7 @@ import { getBlob } from "@/lib/backups/blobs";
 import { diffFileBytes } from "@/lib/diff/unified";
 import { readWorkspaceFile } from "@/lib/dashboard/files";
 import { currentWorkspace } from "@/lib/gateway/workspace";
+import { markerKinds } from "@/lib/redact";
 import { sha256Hex } from "@/lib/workspace/text";
 import type { PolicyVerdict } from "@/lib/policy/types";
 import type { Envelope } from "@/lib/result";
@@ -51,6 +52,11 @@ export interface CallDetail {
   /** What the reviewer saw while it waited (diff against `targetSha256`), or null. */
   preview: ToolPreview | null;
   envelope: Envelope | null;
+  /**
+   * Secret markers (`[REDACTED:<kind>:<length>]`) in a success envelope's data, by kind with
+   * counts; empty when nothing was masked (the page offers "reveal" only when there are some).
+   */
+  masked: Record<string, number>;
   errorName: string | null;
   errorCode: number | null;
   summary: string | null;
@@ -119,6 +125,7 @@ export async function getCallDetail(callId: string): Promise<CallDetail | null> 
     verdict: (parseJson(row.decisionJson) as PolicyVerdict | null) ?? pending?.verdict ?? null,
     preview: pending?.preview ?? null,
     envelope,
+    masked: envelope?.ok ? markerKinds(JSON.stringify(envelope.data)) : {},
     errorName: row.errorName,
     errorCode: row.errorCode,
     summary: row.summary,

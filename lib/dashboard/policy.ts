@@ -7,7 +7,8 @@ import { appendEvent } from "@/lib/audit/events";
 import { askPolicy } from "@/lib/gateway/contexts";
 import { invalidateRules } from "@/lib/gateway/rules";
 import { currentWorkspace } from "@/lib/gateway/workspace";
-import type { PolicyVerdict } from "@/lib/policy/types";
+import { RuleOptionsInput } from "@/lib/policy/rule-match";
+import type { PolicyVerdict, RuleOptions } from "@/lib/policy/types";
 import { getTool, TOOLS } from "@/lib/tools/registry";
 import { resolveInWorkspace } from "@/lib/workspace/fence";
 
@@ -30,12 +31,80 @@ export interface RuleRow {
   note: string | null;
   enabled: boolean;
   source: string;
+  /** The stored options (PolicyRule.optionsJson), or null when the rule has none. */
+  options: RuleOptions | null;
+  /** The stored options text when it does not parse (the engine ignores it), else null. */
+  invalidOptions: { text: string; problem: string } | null;
+  /** The options in short words for the list, e.g. ["memory 4096 MiB", "CPU time no limit"]. */
+  optionsSummary: string[];
 }
 
 /** Every rule in evaluation order (priority, then id), enabled or not. */
 export async function listRules(): Promise<RuleRow[]> {
   const rows = await db().policyRule.findMany({ orderBy: [{ priority: "asc" }, { id: "asc" }] });
-  return rows.map((r) => ({ ...r, decision: r.decision as RuleRow["decision"] }));
+  return rows.map(({ optionsJson, ...r }) => {
+    const stored = readOptions(optionsJson);
+    return {
+      ...r,
+      decision: r.decision as RuleRow["decision"],
+      options: stored.ok ? stored.options : null,
+      invalidOptions: stored.ok ? null : { text: optionsJson ?? "", problem: stored.path.length > 0 ? `${stored.path.join(".")}: ${stored.problem}` : stored.problem },
+      optionsSummary: stored.ok && stored.options ? describeRuleOptions(stored.options) : [],
+    };
+  });
+}
+
+type ReadOptions = { ok: true; options: RuleOptions | null } | { ok: false; problem: string; path: PropertyKey[] };
+
+/**
+ * Parses options text with the engine's schema (RuleOptionsInput, lib/policy/rule-match.ts).
+ * Blank text, `{}` and `{"limits": {}}` are "no options" (null), so the stored column stays null.
+ * @returns the options, or the first problem in words and where it is (path inside the JSON)
+ */
+function readOptions(text: string | null): ReadOptions {
+  if (text === null || text.trim() === "") return { ok: true, options: null };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, problem: `not valid JSON (${(err as Error).message})`, path: [] };
+  }
+  const parsed = RuleOptionsInput.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return { ok: false, problem: issue.message, path: issue.path };
+  }
+  const { limits, redact } = parsed.data;
+  const hasLimits = limits !== undefined && Object.keys(limits).length > 0;
+  if (!hasLimits && redact === undefined) return { ok: true, options: null };
+  return { ok: true, options: { ...(hasLimits && { limits }), ...(redact !== undefined && { redact }) } };
+}
+
+const LIMIT_WORDS: Record<keyof NonNullable<RuleOptions["limits"]>, [label: string, unit: string]> = {
+  memory_mb: ["memory", "MiB"],
+  processes: ["processes", ""],
+  cpu_seconds: ["CPU time", "s"],
+  file_size_mb: ["file size", "MiB"],
+  address_space_mb: ["address space", "MiB"],
+  timeout_ms: ["timeout ≤", "ms"],
+  output_chars: ["output ≤", "chars"],
+};
+
+/**
+ * A rule's options in short words for the rule list, limits in the order of LIMIT_WORDS then
+ * masking: `{"limits": {"memory_mb": 4096, "cpu_seconds": 0}, "redact": false}` →
+ * `["memory 4096 MiB", "CPU time no limit", "secrets unmasked"]` (0 lifts a limit,
+ * lib/exec/limits.ts RuleLimitsInput; the timeout and output cap cannot be 0).
+ */
+export function describeRuleOptions(options: RuleOptions): string[] {
+  const limits = options.limits ?? {};
+  const words = Object.entries(LIMIT_WORDS).flatMap(([key, [label, unit]]) => {
+    const value = limits[key as keyof typeof limits];
+    if (value === undefined) return [];
+    return [value === 0 ? `${label} no limit` : `${label} ${value.toLocaleString("en-US")}${unit ? ` ${unit}` : ""}`];
+  });
+  if (options.redact !== undefined) words.push(options.redact ? "secrets masked" : "secrets unmasked");
+  return words;
 }
 
 /** Tool names a rule may name ("*" for every tool). */
@@ -63,8 +132,32 @@ export const RuleInput = z.object({
   decision: z.enum(["allow", "ask", "deny"]),
   note: optionalText(500),
   enabled: z.boolean().default(true),
+  /**
+   * The rule's options as JSON text (RuleOptionsInput: `limits` for run_command, `redact`), e.g.
+   * `{"limits": {"memory_mb": 4096, "cpu_seconds": 0}, "redact": false}`; blank for none.
+   */
+  options: z
+    .string()
+    .max(10_000)
+    .nullable()
+    .default(null)
+    .transform((text, ctx) => {
+      const read = readOptions(text);
+      if (read.ok) return read.options;
+      ctx.addIssue({ code: "custom", message: read.problem, path: read.path });
+      return z.NEVER;
+    }),
+}).superRefine((rule, ctx) => {
+  if (rule.options?.limits && rule.tool !== "*" && rule.tool !== "run_command") {
+    ctx.addIssue({ code: "custom", message: `limits apply to run_command only; this rule is for ${rule.tool}`, path: ["options", "limits"] });
+  }
 });
 export type RuleInput = z.input<typeof RuleInput>;
+
+/** The PolicyRule columns of a parsed rule (options stored as compact JSON, or null). */
+function ruleColumns({ options, ...rest }: z.output<typeof RuleInput>) {
+  return { ...rest, optionsJson: options ? JSON.stringify(options) : null };
+}
 
 /**
  * Why a path glob can never match, or null. Rules match workspace-relative, "/"-separated paths
@@ -100,7 +193,7 @@ export async function createRule(input: RuleInput, actor: string): Promise<RuleC
   if (!parsed.success) return invalid(parsed.error);
   const last = await db().policyRule.findFirst({ orderBy: { priority: "desc" }, select: { priority: true } });
   const id = newId("rule");
-  const rule = await db().policyRule.create({ data: { id, priority: (last?.priority ?? 0) + 10, ...parsed.data, source: "operator" } });
+  const rule = await db().policyRule.create({ data: { id, priority: (last?.priority ?? 0) + 10, ...ruleColumns(parsed.data), source: "operator" } });
   await changed("policy.rule_created", actor, { rule: snapshot(rule) });
   return { ok: true, id };
 }
@@ -111,7 +204,7 @@ export async function updateRule(id: string, input: RuleInput, actor: string): P
   if (!parsed.success) return invalid(parsed.error);
   const before = await db().policyRule.findUnique({ where: { id } });
   if (!before) return { ok: false, message: `No rule ${id}.` };
-  const after = await db().policyRule.update({ where: { id }, data: parsed.data });
+  const after = await db().policyRule.update({ where: { id }, data: ruleColumns(parsed.data) });
   await changed("policy.rule_updated", actor, { before: snapshot(before), after: snapshot(after) });
   return { ok: true, id };
 }
@@ -150,9 +243,9 @@ export async function moveRule(id: string, direction: "up" | "down", actor: stri
   return { ok: true, id };
 }
 
-function snapshot(rule: { id: string; priority: number; tool: string; pathGlob: string | null; command: string | null; decision: string; note: string | null; enabled: boolean }) {
-  const { id, priority, tool, pathGlob, command, decision, note, enabled } = rule;
-  return { id, priority, tool, pathGlob, command, decision, note, enabled };
+function snapshot(rule: { id: string; priority: number; tool: string; pathGlob: string | null; command: string | null; decision: string; note: string | null; enabled: boolean; optionsJson: string | null }) {
+  const { id, priority, tool, pathGlob, command, decision, note, enabled, optionsJson } = rule;
+  return { id, priority, tool, pathGlob, command, decision, note, enabled, options: optionsJson };
 }
 
 /** A sample for the "try it" box. */

@@ -81,6 +81,95 @@ describe("policy rules", () => {
     expect((await lib.policy.moveRule("rule_missing", "down", "admin")).ok).toBe(false);
   });
 
+  it.each([
+    ["not JSON", '{"redact": false', "options: not valid JSON"],
+    ["not an object", "[1, 2]", "options: Invalid input: expected object"],
+    ["an unknown key", '{"redcat": false}', 'options: Unrecognized key: "redcat"'],
+    ["an unknown limit", '{"limits": {"memory": 4096}}', 'options.limits: Unrecognized key: "memory"'],
+    ["a negative limit", '{"limits": {"processes": -1}}', "options.limits.processes: Too small"],
+    ["a fraction", '{"limits": {"cpu_seconds": 1.5}}', "options.limits.cpu_seconds: Invalid input: expected int"],
+    ["a string limit", '{"limits": {"memory_mb": "4G"}}', "options.limits.memory_mb: Invalid input: expected number"],
+    ["too little memory", '{"limits": {"memory_mb": 8}}', "options.limits.memory_mb: memory_mb must be 0 (no limit) or at least 16"],
+    ["a zero timeout", '{"limits": {"timeout_ms": 0}}', "options.limits.timeout_ms: Too small"],
+    ["redact as text", '{"redact": "no"}', "options.redact: Invalid input: expected boolean"],
+  ])("refuses options with %s", async (_name, options, message) => {
+    const result = await lib.policy.createRule({ tool: "run_command", command: "make *", decision: "ask", options }, "admin");
+    expect(result).toEqual({ ok: false, message: expect.stringContaining(message) });
+  });
+
+  it("refuses limits on a rule for a tool that runs no command", async () => {
+    const result = await lib.policy.createRule({ tool: "read_file", pathGlob: "logs/**", decision: "allow", options: '{"limits": {"memory_mb": 64}}' }, "admin");
+    expect(result).toEqual({ ok: false, message: "options.limits: limits apply to run_command only; this rule is for read_file" });
+  });
+
+  it.each([
+    ["blank", "  ", null],
+    ["an empty object", "{}", null],
+    ["empty limits", '{"limits": {}}', null],
+    ["masking off", '{"redact": false}', '{"redact":false}'],
+    [
+      "the documented example",
+      '{\n  "limits": {"memory_mb": 4096, "processes": 256, "cpu_seconds": 0, "timeout_ms": 300000},\n  "redact": false\n}',
+      '{"limits":{"cpu_seconds":0,"memory_mb":4096,"processes":256,"timeout_ms":300000},"redact":false}',
+    ],
+  ])("stores %s options as compact JSON (keys in the schema's order) the engine reads", async (_name, options, stored) => {
+    const created = await lib.policy.createRule({ tool: "*", pathGlob: "build/**", decision: "ask", options }, "admin");
+    expect(created.ok).toBe(true);
+    const id = created.ok ? created.id : "";
+    expect((await lib.db().policyRule.findUnique({ where: { id } }))?.optionsJson).toBe(stored);
+    expect((await lib.rules.loadRules()).find((r) => r.id === id)?.options ?? null).toEqual(stored === null ? null : JSON.parse(stored));
+    expect((await lib.policy.listRules()).find((r) => r.id === id)).toMatchObject({ options: stored === null ? null : JSON.parse(stored), invalidOptions: null });
+    expect(await lastEvent()).toMatchObject({ type: "policy.rule_created", dataJson: expect.stringContaining(`"options":${JSON.stringify(stored)}`) });
+    await lib.policy.deleteRule(id, "admin");
+  });
+
+  it("edits a rule's options, logs before and after, and clears them with blank text", async () => {
+    const created = await lib.policy.createRule({ tool: "run_command", command: "npm run build *", decision: "allow" }, "admin");
+    const id = created.ok ? created.id : "";
+    const edit = (options: string) => lib.policy.updateRule(id, { tool: "run_command", command: "npm run build *", decision: "allow", options }, "admin");
+    expect(await edit('{"limits": {"memory_mb": 8192, "cpu_seconds": 0}}')).toEqual({ ok: true, id });
+    expect((await lib.policy.listRules()).find((r) => r.id === id)).toMatchObject({
+      options: { limits: { memory_mb: 8192, cpu_seconds: 0 } },
+      optionsSummary: ["memory 8,192 MiB", "CPU time no limit"],
+    });
+    const updated = JSON.parse((await lastEvent())!.dataJson) as { before: { options: string | null }; after: { options: string | null } };
+    expect(updated).toMatchObject({ before: { options: null }, after: { options: '{"limits":{"cpu_seconds":0,"memory_mb":8192}}' } });
+
+    expect((await edit('{"limits": {"memory_mb": 1}}')).ok).toBe(false);
+    expect((await lib.policy.listRules()).find((r) => r.id === id)?.options).toEqual({ limits: { memory_mb: 8192, cpu_seconds: 0 } });
+    expect(await edit("")).toEqual({ ok: true, id });
+    expect((await lib.policy.listRules()).find((r) => r.id === id)).toMatchObject({ options: null, optionsSummary: [] });
+    await lib.policy.deleteRule(id, "admin");
+  });
+
+  it("lists options stored behind the editor's back that the engine ignores, with the problem", async () => {
+    const created = await lib.policy.createRule({ tool: "read_file", pathGlob: "tmp/**", decision: "allow" }, "admin");
+    const id = created.ok ? created.id : "";
+    await lib.db().policyRule.update({ where: { id }, data: { optionsJson: '{"redact": "off"}' } });
+    expect((await lib.policy.listRules()).find((r) => r.id === id)).toMatchObject({
+      options: null,
+      optionsSummary: [],
+      invalidOptions: { text: '{"redact": "off"}', problem: "redact: Invalid input: expected boolean, received string" },
+    });
+    await lib.policy.deleteRule(id, "admin");
+  });
+
+  it.each([
+    [{ redact: false }, ["secrets unmasked"]],
+    [{ redact: true }, ["secrets masked"]],
+    [
+      { limits: { timeout_ms: 300_000, processes: 256, memory_mb: 4096, cpu_seconds: 0 }, redact: false },
+      ["memory 4,096 MiB", "processes 256", "CPU time no limit", "timeout ≤ 300,000 ms", "secrets unmasked"],
+    ],
+    [
+      { limits: { file_size_mb: 0, address_space_mb: 16384, output_chars: 5000 } },
+      ["file size no limit", "address space 16,384 MiB", "output ≤ 5,000 chars"],
+    ],
+    [{}, []],
+  ])("describes %j as %j", (options, words) => {
+    expect(lib.policy.describeRuleOptions(options)).toEqual(words);
+  });
+
   it("tries a command, a path and a path outside the workspace without running anything", async () => {
     const read = await lib.policy.tryPolicy({ tool: "run_command", command: "ls -la" });
     expect(read.ok && read.verdict.decision).toBe("allow");

@@ -14,6 +14,7 @@ function ruleFromForm(form: FormData): RuleInput {
     decision: text("decision") as RuleInput["decision"],
     note: text("note"),
     enabled: form.get("enabled") !== null,
+    options: text("options"),
   };
 }
 

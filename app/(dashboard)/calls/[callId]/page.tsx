@@ -12,6 +12,7 @@ import { RevealedText } from "../../_components/revealed-text";
 import { PageSkeleton } from "../../_components/states";
 import { JsonBlock, TextBlock } from "../../_components/text-block";
 import { VerdictView } from "../../_components/verdict-view";
+import { MaskedResult } from "./_components/masked-result";
 
 export const metadata: Metadata = { title: "Call" };
 
@@ -147,12 +148,13 @@ async function Call({ callId }: { callId: string }) {
           {call.envelope === null ? (
             <p className="text-sm text-zinc-500">No result yet: the call is {call.status}.</p>
           ) : call.envelope.ok ? (
-            <div className="space-y-3">
-              {outputs.map((o) => (
-                <TextBlock key={o.name} label={o.name} text={o.text} tall />
-              ))}
-              <JsonBlock label={outputs.length ? "Other fields" : "data"} value={rest} />
-            </div>
+            Object.keys(call.masked).length > 0 ? (
+              <MaskedResult callId={call.id} masked={call.masked}>
+                <StoredOutput outputs={outputs} rest={rest} />
+              </MaskedResult>
+            ) : (
+              <StoredOutput outputs={outputs} rest={rest} />
+            )
           ) : (
             <div className="space-y-2">
               <p className="text-sm">
@@ -185,6 +187,18 @@ async function Call({ callId }: { callId: string }) {
         </Card>
       </div>
     </>
+  );
+}
+
+/** The result's data as stored (secrets masked): long text outputs, then the other fields. */
+function StoredOutput({ outputs, rest }: { outputs: { name: string; text: string }[]; rest: unknown }) {
+  return (
+    <div className="space-y-3" data-testid="stored-output">
+      {outputs.map((o) => (
+        <TextBlock key={o.name} label={o.name} text={o.text} tall />
+      ))}
+      <JsonBlock label={outputs.length ? "Other fields" : "data"} value={rest} />
+    </div>
   );
 }
 

@@ -4,6 +4,15 @@ import type { RuleRow } from "@/lib/dashboard/policy";
 import { ActionForm, type ActionState } from "../../_components/action-form";
 import { BUTTON, INPUT } from "../../_components/page-parts";
 
+const OPTIONS_EXAMPLE = '{"limits": {"memory_mb": 4096, "processes": 256, "cpu_seconds": 0, "timeout_ms": 300000}, "redact": false}';
+
+/** The options as the editor shows them: pretty JSON, or the stored text when it does not parse. */
+function optionsText(rule: RuleRow | undefined): string {
+  if (!rule) return "";
+  if (rule.invalidOptions) return rule.invalidOptions.text;
+  return rule.options ? JSON.stringify(rule.options, null, 2) : "";
+}
+
 /** The fields of a rule (add and edit share it). */
 export function RuleForm({
   action,
@@ -56,6 +65,20 @@ export function RuleForm({
       <label className={`${label} sm:col-span-2 lg:col-span-5`}>
         Note (shown to reviewers and in reasons)
         <input name="note" defaultValue={rule?.note ?? ""} className={INPUT} />
+      </label>
+      <label className={`${label} sm:col-span-2 lg:col-span-6`}>
+        <span>
+          Options (JSON, optional): <code className="font-mono">limits</code> for run_command (memory_mb, processes, cpu_seconds, file_size_mb, address_space_mb, timeout_ms, output_chars; 0
+          lifts a limit) and <code className="font-mono">redact</code> (false: secrets pass unmasked and reviewers may reveal masked values)
+        </span>
+        <textarea
+          name="options"
+          defaultValue={optionsText(rule)}
+          placeholder={OPTIONS_EXAMPLE}
+          rows={rule?.options || rule?.invalidOptions ? 5 : 2}
+          spellCheck={false}
+          className={`${INPUT} font-mono`}
+        />
       </label>
       <div className="flex items-end gap-2">
         <button type="submit" className={BUTTON.primary}>

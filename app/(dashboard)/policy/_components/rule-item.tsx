@@ -33,6 +33,20 @@ export function RuleItem({ rule, position, last, tools }: { rule: RuleRow; posit
             {!rule.enabled && <span className="text-xs font-medium">disabled</span>}
             <span className="text-xs text-zinc-500">{rule.source === "default" ? "default" : "operator"} · {rule.id}</span>
           </div>
+          {rule.optionsSummary.length > 0 && (
+            <ul className="flex flex-wrap gap-1" data-testid="rule-options" title={JSON.stringify(rule.options)}>
+              {rule.optionsSummary.map((words) => (
+                <li key={words} className="rounded bg-zinc-100 px-1.5 py-0.5 font-mono text-[0.7rem] text-zinc-700 dark:bg-zinc-800 dark:text-zinc-300">
+                  {words}
+                </li>
+              ))}
+            </ul>
+          )}
+          {rule.invalidOptions && (
+            <p className="text-xs text-red-700 dark:text-red-300" data-testid="rule-options-invalid">
+              Options ignored ({rule.invalidOptions.problem}): <RevealedText className="font-mono" text={rule.invalidOptions.text} />
+            </p>
+          )}
           {rule.note && <p className="text-xs text-zinc-600 dark:text-zinc-400">{rule.note}</p>}
         </div>
         <div className="flex flex-wrap items-center gap-1">

@@ -1,0 +1,30 @@
+"use server";
+
+import { revalidatePath } from "next/cache";
+import { requireReviewerPage } from "@/lib/dashboard/auth";
+import { splitOutputs } from "@/lib/dashboard/calls";
+import { revealCallOutput } from "@/lib/redact/reveal";
+
+/**
+ * What the "Reveal masked values" button shows: the call's output unmasked, split like the stored
+ * one (text outputs and the other fields), with the marker kinds revealed; or why not. It lives
+ * only in the reviewer's page: never stored, never in a URL.
+ */
+export type RevealState =
+  | { ok: true; outputs: { name: string; text: string }[]; rest: unknown; revealed: Record<string, number> }
+  | { ok: false; message: string }
+  | null;
+
+/**
+ * Reveals a call's masked output to the signed-in reviewer (lib/redact/reveal.ts: only when a
+ * current rule has `{"redact": false}` for the call's paths; logged as `secret.revealed`).
+ * Form: callId. Refreshes the page so its event log shows the reveal.
+ */
+export async function revealOutputAction(_prev: RevealState, form: FormData): Promise<RevealState> {
+  const callId = String(form.get("callId") ?? "");
+  const reviewer = await requireReviewerPage(`/calls/${callId}`);
+  const result = await revealCallOutput(callId, reviewer.login);
+  if (!result.ok) return { ok: false, message: result.error.message };
+  revalidatePath(`/calls/${callId}`);
+  return { ok: true, ...splitOutputs(result.data), revealed: result.revealed };
+}
