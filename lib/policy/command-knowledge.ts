@@ -607,6 +607,11 @@ function gitEffects(tokens: ArgvToken[]): { normalized: ArgvToken[]; effects: Ef
   if (dir) effects.reads.push(dir);
   effects.writes.push(...known(values(parsed.options, null, "output")).map(inDir));
   if (has(parsed.options, "O", "open-files-in-pager")) effects.floors.push(ask("git grep -O: runs a pager program"));
+  // Without a repository git diff and git grep read any path they are given, outside the
+  // workspace too (`git diff --no-index /etc/shadow x`).
+  if ((sub[0]?.value === "diff" || sub[0]?.value === "grep") && sub.some((t) => t.value === "--no-index")) {
+    effects.floors.push(ask(`git ${sub[0].value} --no-index: reads arbitrary files, not the repository`));
+  }
   return { normalized: sub, effects };
 }
 
@@ -618,7 +623,10 @@ function findEffects(tokens: ArgvToken[]): { effects: Effects; inner: ArgvToken[
   const effects = noEffects();
   const inner: ArgvToken[][] = [];
   let i = 0;
-  while (i < tokens.length && tokens[i].value !== null && /^-[HLP]$|^-D$|^-O\d*$/.test(tokens[i].value!)) i += tokens[i].value === "-D" ? 2 : 1;
+  while (i < tokens.length && tokens[i].value !== null && /^-[HLP]$|^-D$|^-O\d*$/.test(tokens[i].value!)) {
+    if (tokens[i].value === "-L") effects.floors.push(ask(FOLLOWS_LINKS("find -L")));
+    i += tokens[i].value === "-D" ? 2 : 1;
+  }
   const starts: string[] = [];
   for (; i < tokens.length; i++) {
     const v = tokens[i].value;
@@ -638,6 +646,8 @@ function findEffects(tokens: ArgvToken[]): { effects: Effects; inner: ArgvToken[
       }
       effects.floors.push(ask(`find ${v}: runs ${cmd[0]?.value ?? "a command"}`));
       if (cmd.length) inner.push(cmd);
+    } else if (v === "-follow") {
+      effects.floors.push(ask(FOLLOWS_LINKS("find -follow")));
     } else if (v === "-delete") {
       deletes = true;
     } else if (["-fprint", "-fprint0", "-fls", "-fprintf"].includes(v)) {
@@ -655,8 +665,30 @@ function findEffects(tokens: ArgvToken[]): { effects: Effects; inner: ArgvToken[
   return { effects, inner };
 }
 
-/** Any spelling of a process environment file (`/proc/self/environ`, `/proc/1/task/1/environ`). */
+/** Any spelling of a process environment file (`/proc/self/environ`, `/proc/1/task/1/environ`), after lexical normalisation (`/proc/1/./environ`). */
 const PROC_ENVIRON = /^\/proc\/[^/]*\/(task\/[^/]*\/)?environ$/;
+
+function isProcEnviron(value: string): boolean {
+  return value.startsWith("/") && PROC_ENVIRON.test(path.posix.normalize(value));
+}
+
+/** Why following symlinks during a recursive walk asks: a link inside the workspace can lead anywhere. */
+const FOLLOWS_LINKS = (what: string) => `${what}: follows symlinks while recursing, which can lead out of the workspace`;
+
+/**
+ * Options that make a recursive reader follow every symlink it meets (GNU grep -R, ripgrep -L,
+ * du -L, tree -l, ls -RL). The paths a command names are checked physically, but links found
+ * during the walk are not, so these ask.
+ */
+const LINK_FOLLOWING: Record<string, (o: Option[]) => boolean> = {
+  grep: (o) => has(o, "R", "dereference-recursive"),
+  egrep: (o) => has(o, "R", "dereference-recursive"),
+  fgrep: (o) => has(o, "R", "dereference-recursive"),
+  rg: (o) => has(o, "L", "follow"),
+  du: (o) => has(o, "L", "dereference"),
+  tree: (o) => has(o, "l", "follow"),
+  ls: (o) => has(o, "R", "recursive") && has(o, "L", "dereference"),
+};
 
 /** The effects of a program that is not a wrapper, and its argv for rule matching. */
 function programEffects(name: string | null, argv: Argv): ProgramResult {
@@ -678,10 +710,12 @@ function programEffects(name: string | null, argv: Argv): ProgramResult {
     inner.push(...f.inner);
   } else if (Object.hasOwn(PROGRAMS, name)) {
     const program = PROGRAMS[name];
-    program.effects(parseArgs(rest, program.spec), rest, effects);
+    const parsed = parseArgs(rest, program.spec);
+    program.effects(parsed, rest, effects);
+    if (Object.hasOwn(LINK_FOLLOWING, name) && LINK_FOLLOWING[name](parsed.options)) effects.floors.push(ask(FOLLOWS_LINKS(`${name}`)));
   }
   for (const t of rest) {
-    if (t.value !== null && PROC_ENVIRON.test(t.value)) effects.floors.push(ask(`${name}: reads a process environment (${t.value})`));
+    if (t.value !== null && isProcEnviron(t.value)) effects.floors.push(ask(`${name}: reads a process environment (${t.value})`));
   }
   if (OPTION_SENSITIVE.has(name)) {
     if (rest.some((t) => t.glob && t.value !== null && /^[*?[]/.test(t.value))) effects.floors.push(ask(`${name}: a glob may expand to an option`));

@@ -279,6 +279,20 @@ describe("default rules", () => {
     { command: "env", decision: "ask", reasons: ["env: prints the environment"] },
     { command: "export", decision: "ask", reasons: ["export: prints the environment"] },
     { command: "curl https://example.com", decision: "ask" },
+    // Reads that escape through git or through symlinks met while recursing (found by a user trial).
+    { command: "git diff --no-index /etc/shadow notes.txt", decision: "ask", reasons: ["git diff --no-index:"] },
+    { command: "git diff --stat --no-index a b", decision: "ask", reasons: ["git diff --no-index:"] },
+    { command: "git grep --no-index x", decision: "ask", reasons: ["git grep --no-index:"] },
+    { command: "grep -R root .", decision: "ask", reasons: ["grep: follows symlinks"] },
+    { command: "grep -rRaohP '(?<=TOKEN=).{15}' .", decision: "ask", reasons: ["grep: follows symlinks"] },
+    { command: "grep --dereference-recursive -h root .", decision: "ask", reasons: ["grep: follows symlinks"] },
+    { command: "rg -L root", decision: "ask", reasons: ["rg: follows symlinks"] },
+    { command: "find -L . -name x", decision: "ask", reasons: ["find -L: follows symlinks"] },
+    { command: "find . -follow -name x", decision: "ask", reasons: ["find -follow: follows symlinks"] },
+    { command: "du -L -sh .", decision: "ask", reasons: ["du: follows symlinks"] },
+    { command: "tree -l", decision: "ask", reasons: ["tree: follows symlinks"] },
+    { command: "ls -RL", decision: "ask", reasons: ["ls: follows symlinks"] },
+    { command: "cat /proc/1/./environ", decision: "ask", reasons: ["cat: reads a process environment (/proc/1/./environ)"] },
   ];
   it.each(cases)("$command", (c) => check(c, rules));
 });
