@@ -117,6 +117,11 @@ export function errorBody(
  */
 export function toErrorBody(err: unknown): ErrorBody {
   if (err instanceof ToolError) return err.toBody();
+  if (err instanceof RangeError && /call stack/i.test(err.message)) {
+    // Input nested so deeply that a recursive parser or printer ran out of stack: the input's
+    // fault, and retrying the same input cannot help.
+    return errorBody("invalid_arguments", "The input is nested too deeply to process.", { reason: "too_deep" });
+  }
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   switch (code) {
     case "ENOENT":

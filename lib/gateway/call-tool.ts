@@ -2,8 +2,9 @@ import { z } from "zod";
 import { getConfig } from "@/lib/config";
 import { errorBody, toErrorBody, ToolError, type ErrorBody } from "@/lib/errors";
 import { newId } from "@/lib/ids";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "@/lib/json-depth";
 import { failure, success, type Envelope } from "@/lib/result";
-import { finishCall, recordReceived, transition } from "@/lib/audit/calls";
+import { finishCall, notesToColumns, recordReceived, transition } from "@/lib/audit/calls";
 import type { PolicyVerdict } from "@/lib/policy/types";
 import { getTool } from "@/lib/tools/registry";
 import type { AuditNotes, ToolPreview, ToolSubject, Workspace } from "@/lib/tools/define-tool";
@@ -77,6 +78,9 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
   });
   const callId = newId("call");
   const actor = caller.reviewer ? `reviewer:${caller.reviewer}` : caller.agent ? `agent:${caller.agent.id}` : "agent:anonymous";
+  // Arguments nested deeper than any tool needs are refused before anything walks them
+  // recursively (redaction, zod): a 5,000-level array must not overflow the stack.
+  const tooDeep = nestsDeeperThan(rawArgs);
   await recordReceived({
     id: callId,
     sessionId,
@@ -84,7 +88,7 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
     agentId: caller.agent?.id ?? null,
     door: caller.door,
     tool: toolName,
-    args: rawArgs,
+    args: tooDeep ? { _refused: `arguments nested deeper than ${MAX_JSON_DEPTH} levels` } : rawArgs,
     hostId: config.hostId,
     actor,
   });
@@ -94,6 +98,9 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
     return envelope;
   };
 
+  if (tooDeep) {
+    return reject(errorBody("invalid_arguments", `Arguments are nested deeper than ${MAX_JSON_DEPTH} levels.`, { reason: "too_deep", max_depth: MAX_JSON_DEPTH }));
+  }
   if (caller.agent?.workspaceId && caller.agent.workspaceId !== workspace.id) {
     return reject(errorBody("forbidden", "This agent token is scoped to another workspace.", { workspace_id: workspace.id }));
   }
@@ -191,10 +198,12 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
     return envelope;
   }
 
+  // The target is stored before the tool runs, so a call a crash interrupts still says what it touched.
   const moved = await transition(callId, ["received"], "running", {
     actor: "system",
     eventData: { host: config.hostId },
     ...decisionColumns,
+    ...notesToColumns(notes),
     startedAt: new Date(),
   });
   if (!moved) throw new Error(`call ${callId} left "received" unexpectedly`);

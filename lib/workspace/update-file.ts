@@ -156,6 +156,16 @@ async function readCurrent(ctx: ToolContext, target: FencedPath): Promise<Curren
   const handle = await openForRead(ctx.workspace, target);
   try {
     const st = await handle.stat();
+    // The writers hold the old and the new bytes in memory and diff them; past the request size
+    // limit that would stall the server (a user trial froze it for 30 s with a 53 MB replace_all).
+    const limit = ctx.config.maxBodyBytes;
+    if (st.size > limit) {
+      throw new ToolError(
+        "payload_too_large",
+        `${target.relative} is ${st.size} bytes; write_file, edit_file and restore_backup change files up to ${limit} bytes (AGENT_REACH_MAX_BODY_BYTES). Use run_command for a file this large.`,
+        { reason: "file_too_large", size_bytes: st.size, limit_bytes: limit, path: target.relative },
+      );
+    }
     const bytes = await handle.readFile();
     return { bytes, sha256: sha256Hex(bytes), mode: st.mode & 0o7777, nlink: st.nlink };
   } finally {

@@ -110,6 +110,18 @@ describe("HTTP door", () => {
     expect(JSON.stringify(res.body)).not.toMatch(/at .*\.(ts|js):\d+/); // no stack trace
   });
 
+  it("refuses arguments nested 5,000 levels deep with a clear 4xx, for any tool, and keeps serving", async () => {
+    const deep = JSON.parse("[".repeat(5000) + "]".repeat(5000));
+    const direct = await server.call("read_file", { path: "Readme.md", x: deep });
+    expect(direct.status).toBe(400);
+    expect(direct.body.error).toMatchObject({ name: "invalid_arguments", detail: { reason: "too_deep" } });
+    const transform = await server.call("transform", { input: "[".repeat(5000) + "]".repeat(5000), from: "json", to: "yaml" });
+    expect(transform.status).toBeLessThan(500);
+    expect(["invalid_arguments", "transform_failed"]).toContain(transform.body.error.name);
+    expect(transform.body.error.retryable).toBe(false);
+    expect((await fetch(`${server.url}/api/health`)).status).toBe(200);
+  });
+
   it("refuses a body that is not JSON and one over the size limit", async () => {
     const bad = await fetch(`${server.url}/api/tools/read_file`, {
       method: "POST",

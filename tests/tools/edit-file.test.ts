@@ -2,6 +2,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { editFileTool } from "@/lib/tools/edit-file";
+import { writeFileTool } from "@/lib/tools/write-file";
 import { makeFixture, type Fixture } from "@/tests/helpers/fixture";
 import { makeToolContext, type TestContext } from "@/tests/helpers/tool-context";
 import { call, expectError, hex, okData, shaOf, snapshot } from "@/tests/tools/write-tool-helpers";
@@ -307,5 +308,25 @@ describe("edit_file: fence, stale content, queued conflict, preview", () => {
     const preview = await editFileTool.preview!(editFileTool.input.parse({ path: "legacy.js", old_string: "const x = 1;", new_string: "const x = 2;" }), ctx);
     expect(preview.warnings).toContain("the file has bytes that are not valid UTF-8; they were kept byte for byte");
     expect(preview.diff).toContain(" // caf\ufffd note");
+  });
+});
+
+describe("edit_file and write_file on a file past the size limit", () => {
+  test("refuses with payload_too_large before reading it, leaving the file alone", async () => {
+    const f = await makeFixture();
+    try {
+      await f.put("big.txt", "xx\n".repeat(2000));
+      const ctx = makeToolContext(f.ws, { maxBodyBytes: 4096 });
+      for (const run of [
+        () => editFileTool.run(editFileTool.input.parse({ path: "big.txt", old_string: "xx", new_string: "z", replace_all: true }), ctx),
+        () => writeFileTool.run(writeFileTool.input.parse({ path: "big.txt", content: "small\n" }), ctx),
+      ]) {
+        await expect(run()).rejects.toMatchObject({ errorName: "payload_too_large", detail: { reason: "file_too_large", size_bytes: 6000, limit_bytes: 4096 } });
+      }
+      expect(await fs.readFile(f.at("big.txt"), "utf8")).toBe("xx\n".repeat(2000));
+      expect(ctx.savedBackups).toHaveLength(0);
+    } finally {
+      await f.cleanup();
+    }
   });
 });
