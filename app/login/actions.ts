@@ -13,6 +13,7 @@ export async function signInAction(_prev: { error: string } | null, form: FormDa
   const login = String(form.get("login") ?? "");
   const password = String(form.get("password") ?? "");
   const session = await signIn(login, password);
+  if (session === "throttled") return { error: "Too many wrong passwords for this login. Wait a minute and try again." };
   if (!session) return { error: "Wrong login or password." };
   const store = await cookies();
   store.set(SESSION_COOKIE, session.session, {

@@ -63,6 +63,10 @@ export async function authenticateAgent(token: string | null): Promise<AgentIden
   if (!token || !token.startsWith("ar_agent_")) return null;
   const agent = await db().agent.findUnique({ where: { tokenHash: sha256Hex(token) } });
   if (!agent || agent.revokedAt) return null;
+  // "last used" for the tokens page, written at most once a minute per token.
+  if (!agent.lastUsedAt || Date.now() - agent.lastUsedAt.getTime() > 60_000) {
+    await db().agent.update({ where: { id: agent.id }, data: { lastUsedAt: new Date() } });
+  }
   return { id: agent.id, name: agent.name, workspaceId: agent.workspaceId };
 }
 
@@ -115,15 +119,33 @@ export async function createReviewerToken(reviewerId: string, name: string): Pro
 }
 
 export const SESSION_COOKIE = "ar_session";
+
+/** Sign-in throttle: after this many wrong passwords for one login within the window, refuse until they age out. */
+const SIGN_IN_MAX_FAILURES = 5;
+const SIGN_IN_WINDOW_MS = 60_000;
+const globalForSignIn = globalThis as unknown as { agentReachSignInFailures?: Map<string, number[]> };
+function failedSignIns(): Map<string, number[]> {
+  globalForSignIn.agentReachSignInFailures ??= new Map();
+  return globalForSignIn.agentReachSignInFailures;
+}
 const SESSION_TTL_MS = 12 * 3600 * 1000;
 
 /**
- * Signs a reviewer in with login and password.
- * @returns a new session secret (for the cookie) and its CSRF token, or null on bad credentials.
+ * Signs a reviewer in with login and password. Five wrong passwords for a login within a minute
+ * throttle it: further attempts answer "throttled" until the oldest failure is a minute old.
+ * @returns a new session secret (for the cookie) and its CSRF token, null on bad credentials, or "throttled".
  */
-export async function signIn(login: string, password: string): Promise<{ session: string; csrfToken: string; expiresAt: Date } | null> {
+export async function signIn(login: string, password: string): Promise<{ session: string; csrfToken: string; expiresAt: Date } | null | "throttled"> {
+  const failures = failedSignIns();
+  const now = Date.now();
+  const recent = (failures.get(login) ?? []).filter((t) => now - t < SIGN_IN_WINDOW_MS);
+  if (recent.length >= SIGN_IN_MAX_FAILURES) return "throttled";
   const reviewer = await db().reviewer.findUnique({ where: { login } });
-  if (!reviewer || !(await verifyPassword(password, reviewer.passwordHash))) return null;
+  if (!reviewer || !(await verifyPassword(password, reviewer.passwordHash))) {
+    failures.set(login, [...recent, now]);
+    return null;
+  }
+  failures.delete(login);
   const session = newSecret("ar_ses");
   const csrfToken = newSecret("csrf");
   const expiresAt = new Date(Date.now() + SESSION_TTL_MS);
