@@ -3,9 +3,11 @@
  * (machine, date, versions, one table per section). Every figure comes from a real server
  * (`scripts/start.ts` → `next start` on a loopback port, SQLite file) driven over HTTP.
  *
- * Sections: read_file paging on a 500,000-line file and a 200 MiB file (latency per page, server
- * RSS); the cost of an audited HTTP call over the bare tool; approve → waiting agent latency.
- * Bounded: fixed call counts, loopback only, stops by itself.
+ * Sections: side by side with the reference MCP filesystem server over the official MCP SDK client
+ * (bench/side-by-side.ts: page reads, small read, 1 MiB write, edit; median, p99, peak RSS,
+ * ratios) and what our audit log and backups cost; read_file paging on a 500,000-line file and a
+ * 200 MiB file (latency per page, server RSS); the cost of an audited HTTP call over the bare
+ * tool; approve → waiting agent latency. Bounded: fixed call counts, loopback only, stops by itself.
  *
  * Flags: `--quick` uses fewer repetitions (for a smoke run).
  */
@@ -13,65 +15,14 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+import { ms, quantiles, rssMiB, timeCalls, writeLog, type Section } from "@/bench/measure";
+import { sideBySide } from "@/bench/side-by-side";
 import { startTestServer, type TestServer } from "@/tests/helpers/server";
 import { makeToolContext } from "@/tests/helpers/tool-context";
 import { readFileTool } from "@/lib/tools/read-file";
 
 const quick = process.argv.includes("--quick");
 const REPS = quick ? 10 : 50;
-
-interface Section {
-  title: string;
-  intro: string;
-  header: string[];
-  rows: (string | number)[][];
-}
-
-function quantiles(samples: number[]): { median: number; p99: number } {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-  return { median: at(0.5), p99: at(0.99) };
-}
-
-const ms = (v: number) => v.toFixed(1);
-
-/** Resident set size of a process (MiB) from /proc; `peak` reads VmHWM. */
-function rssMiB(pid: number, peak = false): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
-  const m = new RegExp(`${peak ? "VmHWM" : "VmRSS"}:\\s+(\\d+) kB`).exec(status);
-  return m ? Number(m[1]) / 1024 : NaN;
-}
-
-async function timeCalls(n: number, fn: () => Promise<unknown>): Promise<number[]> {
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    await fn();
-    out.push(performance.now() - t0);
-  }
-  return out;
-}
-
-/** Writes `lines` lines `line-%06d` (continuing the pattern past 999,999) with streams. */
-async function writeLog(file: string, targetBytes: number | null, lines: number | null): Promise<{ lines: number; bytes: number }> {
-  const out = fs.createWriteStream(file);
-  let n = 0;
-  let bytes = 0;
-  let buf = "";
-  while ((lines !== null && n < lines) || (targetBytes !== null && bytes < targetBytes)) {
-    n++;
-    const line = `line-${String(n).padStart(6, "0")}\n`;
-    buf += line;
-    bytes += line.length;
-    if (buf.length > 1 << 20) {
-      if (!out.write(buf)) await new Promise<void>((r) => out.once("drain", () => r()));
-      buf = "";
-    }
-  }
-  out.end(buf);
-  await new Promise<void>((r) => out.once("finish", () => r()));
-  return { lines: n, bytes };
-}
 
 async function readPaging(server: TestServer): Promise<Section> {
   const big = await writeLog(path.join(server.workspace, "big.log"), null, 500_000);
@@ -164,13 +115,15 @@ async function approvalLatency(server: TestServer): Promise<Section> {
 
 function render(sections: Section[]): string {
   const cpu = os.cpus()[0]?.model ?? "unknown CPU";
-  const versions = JSON.parse(fs.readFileSync("package.json", "utf8")).dependencies;
+  const pkg = JSON.parse(fs.readFileSync("package.json", "utf8"));
+  const versions = { ...pkg.devDependencies, ...pkg.dependencies };
   const lines = [
     "# Benchmarks",
     "",
     `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench\`${quick ? " --quick" : ""} on ${os.cpus().length} × ${cpu}, ` +
       `${(os.totalmem() / 1024 ** 3).toFixed(0)} GiB, ${os.type()} ${os.release()}, Node ${process.version}, ` +
-      `Next.js ${versions.next}, Prisma ${versions["@prisma/client"]}, SQLite (better-sqlite3 ${versions["better-sqlite3"]}).`,
+      `Next.js ${versions.next}, Prisma ${versions["@prisma/client"]}, SQLite (better-sqlite3 ${versions["better-sqlite3"]}), ` +
+      `MCP SDK ${versions["@modelcontextprotocol/sdk"]}, reference server @modelcontextprotocol/server-filesystem ${versions["@modelcontextprotocol/server-filesystem"]}.`,
     "Figures are for orientation on this machine; nothing here is asserted by the test suite.",
     "",
   ];
@@ -178,16 +131,22 @@ function render(sections: Section[]): string {
     lines.push(`## ${s.title}`, "", s.intro, "", `| ${s.header.join(" | ")} |`, `|${s.header.map(() => "---").join("|")}|`);
     for (const row of s.rows) lines.push(`| ${row.join(" | ")} |`);
     lines.push("");
+    for (const note of s.notes ?? []) lines.push(note, "");
   }
-  const extra = path.join("docs", "BENCHMARKS-dashboard.md");
-  if (fs.existsSync(extra)) lines.push(fs.readFileSync(extra, "utf8").trim(), "");
+  // Sections other benchmarks write (`npm run bench:scale`, the dashboard's browser timings).
+  for (const extra of ["BENCHMARKS-scale.md", "BENCHMARKS-dashboard.md"].map((f) => path.join("docs", f))) {
+    if (fs.existsSync(extra)) lines.push(fs.readFileSync(extra, "utf8").trim(), "");
+  }
   return lines.join("\n");
 }
 
 async function main(): Promise<void> {
+  const log = (line: string) => console.error(`[bench] ${line}`);
+  const compared = await sideBySide(quick ? 5 : 30, log);
   const server = await startTestServer();
   try {
-    const sections = [await auditOverhead(server), await approvalLatency(server), await readPaging(server)];
+    log("audited call, approvals, paging");
+    const sections = [...compared, await auditOverhead(server), await approvalLatency(server), await readPaging(server)];
     fs.mkdirSync("docs", { recursive: true });
     fs.writeFileSync("docs/BENCHMARKS.md", render(sections));
     console.log(render(sections));

@@ -261,16 +261,28 @@ export async function listPending(limit = 200): Promise<PendingCallView[]> {
 
 /**
  * Calls this host left "running" when it stopped are marked "interrupted" at start: they may or
- * may not have taken effect, and they are never run again. Pending calls stay pending; approved
- * calls that never started are run by `runApprovedBacklog`.
+ * may not have taken effect, and they are never run again. Calls it left "received" (the server
+ * stopped after writing the call's first row and before the policy decided; nothing ran) are
+ * marked "interrupted" too, so no row stays in a state nobody will ever move it out of. An
+ * interrupted write that had saved its backup gets that backup's id and the old bytes' sha256 on
+ * its row (the reviewer can restore them). Pending
+ * calls stay pending; approved calls that never started are run by `runApprovedBacklog`.
  * @returns how many were marked.
  */
 export async function markInterrupted(hostId: string): Promise<number> {
-  const rows = await db().toolCall.findMany({ where: { hostId, status: "running" }, select: { id: true, status: true } });
+  const rows = await db().toolCall.findMany({ where: { hostId, status: { in: ["received", "running"] } }, select: { id: true, status: true } });
   let count = 0;
   for (const row of rows) {
-    const envelope = failure(row.id, errorBody("internal", "The server stopped while this call was running; check the file before retrying.", { reason: "interrupted" }));
-    if (await finishCall(row.id, ["running"], "interrupted", envelope, { actor: "system" })) count++;
+    const ran = row.status === "running";
+    const message = ran
+      ? "The server stopped while this call was running; check the file before retrying."
+      : "The server stopped before this call was decided; it did not run. Retry it.";
+    const envelope = failure(row.id, errorBody("internal", message, { reason: "interrupted", started: ran }));
+    // A write saves its backup right before its rename: when one exists, the write may have
+    // replaced the file, and the row points at the old bytes.
+    const backup = ran ? await db().backup.findFirst({ where: { callId: row.id }, select: { id: true, blobSha: true } }) : null;
+    const extra = backup ? { backupId: backup.id, shaBefore: backup.blobSha } : {};
+    if (await finishCall(row.id, [row.status as "received" | "running"], "interrupted", envelope, { actor: "system", extra })) count++;
   }
   return count;
 }

@@ -1,5 +1,5 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ErrorCode, isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { requireAgent } from "@/lib/http/auth";
 import { readJsonBody } from "@/lib/http/respond";
 import { newId } from "@/lib/ids";
@@ -49,6 +49,9 @@ export async function handleMcpRequest(req: Request): Promise<Response> {
     parsedBody = body.value;
   }
 
+  const invalid = invalidToolCall(parsedBody);
+  if (invalid) return invalid;
+
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
   const caller = { door: "mcp" as const, agent: auth.identity, sessionKey: sessionId ? `${auth.identity.id}:${sessionId}` : null };
   const server = createMcpServer(caller, req.signal);
@@ -58,6 +61,25 @@ export async function handleMcpRequest(req: Request): Promise<Response> {
     response.headers.set("mcp-session-id", newId("mcp"));
   }
   return response;
+}
+
+/**
+ * A `tools/call` request whose params are not of the spec's shape (e.g. `arguments` is an array
+ * or a string) gets JSON-RPC error -32602 "Invalid params" here. The SDK's `Server` parses the
+ * request with its schema before its own tools/call check and reports that ZodError as -32603
+ * "Internal error", which would blame the server for the agent's input (issue 8 door fuzzing).
+ * @returns the error response, or null when the body is not such a request
+ */
+function invalidToolCall(body: unknown): Response | null {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return null;
+  const message = body as { method?: unknown; id?: unknown };
+  if (message.method !== "tools/call" || message.id === undefined) return null;
+  const parsed = CallToolRequestSchema.safeParse(body);
+  if (parsed.success) return null;
+  const issue = parsed.error.issues[0];
+  const where = issue?.path.join(".") || "params";
+  const reply = { jsonrpc: "2.0", id: message.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${where}: ${issue?.message ?? "invalid"}` } };
+  return new Response(JSON.stringify(reply), { status: 200, headers: { "content-type": "application/json" } });
 }
 
 function isInitialize(body: unknown): boolean {

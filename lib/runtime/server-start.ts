@@ -4,7 +4,9 @@ import { subscribe } from "@/lib/events/bus";
 import { startFanout } from "@/lib/events/fanout";
 import { registerSecret } from "@/lib/redact";
 import { bootstrap } from "@/lib/runtime/bootstrap";
+import { applyRetention } from "@/lib/audit/retention";
 import { killAllRunningCommands } from "@/lib/exec/run-command";
+import { sweepTempsAtStart } from "@/lib/workspace/temp-sweep";
 
 const globalForStart = globalThis as unknown as { agentReachStarted?: boolean };
 
@@ -13,7 +15,8 @@ const SWEEP_MS = 2000;
 
 /**
  * In-process start-up of the Next.js server (called from instrumentation.ts `register`):
- * bootstrap (idempotent), mark calls this host left running as interrupted, listen for other
+ * bootstrap (idempotent), mark calls this host left running as interrupted, remove the temp files
+ * of writes a crash interrupted (lib/workspace/temp-sweep.ts), listen for other
  * instances' events (PostgreSQL), run approved calls of this instance's workspace, expire
  * overdue approvals periodically, and kill running commands' process groups on shutdown signals.
  */
@@ -27,7 +30,9 @@ export async function startServer(): Promise<void> {
   }
   await bootstrap();
   const interrupted = await markInterrupted(config.hostId);
-  if (interrupted > 0) console.log(`[agent-reach] ${interrupted} call(s) were running when the server stopped; marked interrupted.`);
+  if (interrupted > 0) console.log(`[agent-reach] ${interrupted} call(s) were running or undecided when the server stopped; marked interrupted.`);
+  const swept = await sweepTempsAtStart(config.hostId);
+  if (swept.removed.length > 0) console.log(`[agent-reach] removed ${swept.removed.length} temp file(s) of interrupted writes: ${swept.removed.slice(0, 10).join(", ")}${swept.removed.length > 10 ? ", …" : ""}`);
   await startFanout();
   // Approvals decided on another instance: run them when they are announced, and sweep for any
   // whose announcement was missed.
@@ -41,6 +46,13 @@ export async function startServer(): Promise<void> {
     await runApprovedBacklog();
   };
   await sweep();
+  // Retention (AGENT_REACH_RETENTION_DAYS): once at start, then hourly.
+  const retain = () =>
+    applyRetention()
+      .then((r) => r && r.prunedCalls + r.prunedEvents > 0 && console.log(`[agent-reach] retention pruned ${r.prunedCalls} call(s), ${r.prunedEvents} event(s) before ${r.cutoff}`))
+      .catch((err) => console.error("[agent-reach] retention failed:", (err as Error).message));
+  void retain();
+  setInterval(retain, 3600_000).unref();
   setInterval(() => {
     sweep().catch((err) => console.error("[agent-reach] background sweep failed:", (err as Error).message));
   }, SWEEP_MS).unref();
