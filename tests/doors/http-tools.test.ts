@@ -111,10 +111,14 @@ describe("HTTP door", () => {
   });
 
   it("refuses arguments nested 5,000 levels deep with a clear 4xx, for any tool, and keeps serving", async () => {
-    const deep = JSON.parse("[".repeat(5000) + "]".repeat(5000));
-    const direct = await server.call("read_file", { path: "Readme.md", x: deep });
-    expect(direct.status).toBe(400);
-    expect(direct.body.error).toMatchObject({ name: "invalid_arguments", detail: { reason: "too_deep" } });
+    // Sent as raw text: the test's own JSON.stringify would overflow on such a value.
+    const res = await fetch(`${server.url}/api/tools/read_file`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.agentToken}`, "content-type": "application/json" },
+      body: `{"path":"Readme.md","x":${"[".repeat(5000)}${"]".repeat(5000)}}`,
+    });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ name: "invalid_arguments", detail: { reason: "too_deep" } });
     const transform = await server.call("transform", { input: "[".repeat(5000) + "]".repeat(5000), from: "json", to: "yaml" });
     expect(transform.status).toBeLessThan(500);
     expect(["invalid_arguments", "transform_failed"]).toContain(transform.body.error.name);

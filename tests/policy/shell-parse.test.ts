@@ -123,12 +123,22 @@ describe("parseShell reports what it cannot read", () => {
     ["deep arithmetic", "echo $((" + "(".repeat(30000) + "1" + ")".repeat(30000) + "))"],
     ["deep substitutions", "echo " + "$(".repeat(20000) + "ls" + ")".repeat(20000)],
     ["deep subshells", "(".repeat(30000) + "ls" + ")".repeat(30000)],
-    ["long && chain", Array(16000).fill("ls").join(" && ")],
-    ["long pipeline", Array(20000).fill("ls").join(" | ")],
     ["too long", "echo " + "a".repeat(100_000)],
   ])("gives up cleanly on %s (a problem, no exception)", async (_name, source) => {
     const parsed = await parseShell(source);
     expect(parsed.problems.join("\n")).toMatch(/nesting too deep|too complex|longer than/);
+  });
+
+  // Whether a very long flat chain parses within the time budget depends on the machine's load, so
+  // both outcomes are correct: every command found, or a problem reported (which asks). Never an
+  // exception, never a partial list without a problem.
+  it.each([
+    ["long && chain", Array(16000).fill("ls").join(" && "), 16000],
+    ["long pipeline", Array(20000).fill("ls").join(" | "), 20000],
+  ])("classifies all of a %s or reports it", async (_name, source, count) => {
+    const parsed = await parseShell(source);
+    if (parsed.problems.length === 0) expect(commands(parsed.root)).toHaveLength(count);
+    else expect(parsed.problems.join("\n")).toMatch(/nesting too deep|too complex/);
   });
 
   it("collects the names the line assigns", async () => {
