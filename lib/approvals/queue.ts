@@ -40,9 +40,12 @@ export type DecisionResult =
 export async function waitForOutcome(callId: string, waitMs: number, signal?: AbortSignal): Promise<Envelope | null> {
   const deadline = Date.now() + waitMs;
   for (;;) {
-    await expireDue();
-    const row = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true, resultJson: true } });
+    const row = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true, resultJson: true, expiresAt: true } });
     if (row && isFinal(row.status) && row.resultJson) return JSON.parse(row.resultJson) as Envelope;
+    if (row && isOverdue(row)) {
+      await expireCall(callId);
+      continue;
+    }
     const remaining = deadline - Date.now();
     if (remaining <= 0 || signal?.aborted) return null;
     await new Promise<void>((resolve) => {
@@ -59,7 +62,21 @@ export async function waitForOutcome(callId: string, waitMs: number, signal?: Ab
   }
 }
 
-/** Ends every pending call whose `expiresAt` has passed with `approval_expired` (603). @returns how many. */
+/** True for a pending call whose `expiresAt` has passed. */
+function isOverdue(row: { status: string; expiresAt: Date | null }): boolean {
+  return row.status === "pending" && row.expiresAt !== null && row.expiresAt < new Date();
+}
+
+/** Ends one pending call with `approval_expired` (603). @returns true when this caller ended it. */
+async function expireCall(callId: string): Promise<boolean> {
+  const envelope = failure(callId, errorBody("approval_expired", "No reviewer decided on this call in time; it was not run.", { call_id: callId }));
+  return finishCall(callId, ["pending"], "expired", envelope, { actor: "system", extra: { decidedAt: new Date() } });
+}
+
+/**
+ * Ends every pending call whose `expiresAt` has passed (the server's periodic sweep and the
+ * pending list). Waiters and approvals check their own call instead. @returns how many.
+ */
 export async function expireDue(): Promise<number> {
   const due = await db().toolCall.findMany({
     where: { status: "pending", expiresAt: { lt: new Date() } },
@@ -67,10 +84,7 @@ export async function expireDue(): Promise<number> {
     take: 500,
   });
   let count = 0;
-  for (const { id } of due) {
-    const envelope = failure(id, errorBody("approval_expired", "No reviewer decided on this call in time; it was not run.", { call_id: id }));
-    if (await finishCall(id, ["pending"], "expired", envelope, { actor: "system", extra: { decidedAt: new Date() } })) count++;
-  }
+  for (const { id } of due) if (await expireCall(id)) count++;
   return count;
 }
 
@@ -82,9 +96,12 @@ export async function expireDue(): Promise<number> {
  *   (content given for another tool) or `conflict` (detail.reason "already_decided") otherwise.
  */
 export async function approveCall(callId: string, reviewer: string, edit?: { content?: string }): Promise<DecisionResult> {
-  await expireDue();
   const row = await db().toolCall.findUnique({ where: { id: callId } });
   if (!row) return { ok: false, error: errorBody("not_found", `No call ${callId}.`, { call_id: callId }) };
+  if (isOverdue(row)) {
+    await expireCall(callId);
+    return alreadyDecided(callId, "expired");
+  }
   if (row.status !== "pending" || !row.execArgsJson) return alreadyDecided(callId, row.status);
   const tool = getTool(row.tool);
   if (!tool) return { ok: false, error: errorBody("unknown_tool", `Tool ${row.tool} is no longer registered.`) };

@@ -18,17 +18,18 @@ export function json(body: unknown, status = 200, headers: Record<string, string
 /**
  * Answers an envelope with the HTTP status its error name maps to (lib/errors.ts), 200 on success.
  * An `approval_pending` envelope gets 202 and a `Location` header pointing at the status URL.
+ * `extra` members are added to the body beside the envelope's (e.g. the status route's `call`).
  */
-export function envelopeResponse(envelope: Envelope, headers: Record<string, string> = {}): Response {
-  if (envelope.ok) return json(envelope, 200, headers);
+export function envelopeResponse(envelope: Envelope, headers: Record<string, string> = {}, extra: Record<string, unknown> = {}): Response {
+  if (envelope.ok) return json({ ...envelope, ...extra }, 200, headers);
   const status = httpStatusOf(envelope.error.name);
-  const extra: Record<string, string> = { ...headers };
+  const allHeaders: Record<string, string> = { ...headers };
   if (envelope.error.name === "approval_pending" && typeof envelope.error.detail.status_url === "string") {
-    extra.location = envelope.error.detail.status_url;
-    extra["retry-after"] = "1";
+    allHeaders.location = envelope.error.detail.status_url;
+    allHeaders["retry-after"] = "1";
   }
-  if (envelope.error.name === "unauthorized") extra["www-authenticate"] = 'Bearer realm="agent-reach"';
-  return json(envelope, status, extra);
+  if (envelope.error.name === "unauthorized") allHeaders["www-authenticate"] = 'Bearer realm="agent-reach"';
+  return json({ ...envelope, ...extra }, status, allHeaders);
 }
 
 /** An error envelope that belongs to no recorded call (bad token, unreadable body). */

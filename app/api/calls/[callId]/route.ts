@@ -21,14 +21,11 @@ export async function GET(req: Request, { params }: { params: Promise<{ callId: 
   const waitParam = new URL(req.url).searchParams.get("wait");
   const waitS = waitParam === null ? 0 : Number(waitParam);
   if (!Number.isFinite(waitS) || waitS < 0) return errorResponse("invalid_arguments", "wait must be a number of seconds >= 0.");
-  const found = await getCallWithResult(callId);
+  let found = await getCallWithResult(callId);
   if (!found) return errorResponse("not_found", `No call ${callId}.`, { call_id: callId });
   if (!found.envelope && waitS > 0) {
     await waitForOutcome(callId, Math.min(waitS * 1000, getConfig().approvalWaitMaxMs), req.signal);
+    found = (await getCallWithResult(callId)) ?? found;
   }
-  const now = (await getCallWithResult(callId))!;
-  const envelope = now.envelope ?? pendingEnvelope(callId);
-  const response = envelopeResponse(envelope);
-  const body = { ...(await response.json()), call: now.summary };
-  return new Response(JSON.stringify(body), { status: response.status, headers: response.headers });
+  return envelopeResponse(found.envelope ?? pendingEnvelope(callId), {}, { call: found.summary });
 }
