@@ -5,7 +5,7 @@ import type { ErrorBody } from "@/lib/errors";
 import { redactValue } from "@/lib/redact";
 import type { Envelope } from "@/lib/result";
 import type { AuditNotes } from "@/lib/tools/define-tool";
-import { appendEvent } from "@/lib/audit/events";
+import { submit } from "@/lib/audit/writer";
 
 /**
  * The ToolCall rows of the audit log. A row is written when a call is received (before anything
@@ -19,7 +19,8 @@ import { appendEvent } from "@/lib/audit/events";
  *   running | approved → interrupted                        (the server stopped while it ran)
  *
  * Every transition is a conditional update (`where status in …`), so two requests can never
- * both move the same call, and every transition appends a hash-chained Event.
+ * both move the same call, and every transition appends a hash-chained Event in the same
+ * transaction (lib/audit/writer.ts, which also shares commits between concurrent calls).
  */
 
 export const FINAL_STATUSES = ["succeeded", "failed", "conflict", "rejected", "expired", "denied", "interrupted"] as const;
@@ -64,11 +65,15 @@ export interface NewCall {
   actor: string;
 }
 
-/** Writes the row of a call just received (status "received") and its first event. */
+/**
+ * Writes the row of a call just received (status "received") and its first event, in one
+ * transaction. @returns once committed: the record is durable before anything runs.
+ */
 export async function recordReceived(call: NewCall): Promise<void> {
   const argsJson = storedJson(call.args);
-  await db().toolCall.create({
-    data: {
+  await submit({
+    kind: "insert",
+    row: {
       id: call.id,
       sessionId: call.sessionId,
       workspaceId: call.workspaceId,
@@ -79,9 +84,10 @@ export async function recordReceived(call: NewCall): Promise<void> {
       bytesIn: Buffer.byteLength(argsJson),
       status: "received",
       hostId: call.hostId,
+      createdAt: new Date(),
     },
+    event: { type: "call.received", callId: call.id, actor: call.actor, data: { tool: call.tool, door: call.door } },
   });
-  await appendEvent({ type: "call.received", callId: call.id, actor: call.actor, data: { tool: call.tool, door: call.door } });
 }
 
 /** Audit notes as ToolCall columns. */
@@ -110,13 +116,15 @@ export async function transition(
   data: Record<string, unknown> & { actor: string; eventData?: Record<string, unknown> },
 ): Promise<boolean> {
   const { actor, eventData, ...columns } = data;
-  const { count } = await db().toolCall.updateMany({
-    where: { id: callId, status: { in: from } },
-    data: { ...columns, status: to },
+  const { applied } = await submit({
+    kind: "transition",
+    callId,
+    from,
+    to,
+    columns,
+    event: { type: `call.${to}`, callId, actor, data: eventData ?? {} },
   });
-  if (count !== 1) return false;
-  await appendEvent({ type: `call.${to}`, callId, actor, data: eventData ?? {} });
-  return true;
+  return applied;
 }
 
 /**

@@ -68,6 +68,19 @@ export interface CallOptions {
  *   Never throws for anything an agent can send.
  */
 export async function callTool(caller: Caller, toolName: string, rawArgs: unknown, options: CallOptions): Promise<Envelope> {
+  try {
+    return await pipeline(caller, toolName, rawArgs, options);
+  } catch (err) {
+    // The database failed under the call (locked past its wait bound, unreachable): answer
+    // `unavailable` (503, retryable) rather than a bare 500 or the driver's message. A call whose
+    // outcome could not be stored stays "running" and is marked interrupted at the next start.
+    const body = toErrorBody(err);
+    if (body.name !== "unavailable") throw err;
+    return failure(null, body);
+  }
+}
+
+async function pipeline(caller: Caller, toolName: string, rawArgs: unknown, options: CallOptions): Promise<Envelope> {
   const config = getConfig();
   const workspace = await currentWorkspace();
   const sessionId = await resolveSession({
@@ -207,7 +220,7 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
     startedAt: new Date(),
   });
   if (!moved) throw new Error(`call ${callId} left "received" unexpectedly`);
-  return executeCall({ callId, tool, args, workspace, notes, actor: "system" });
+  return executeCall({ callId, tool, args, workspace, notes, actor: "system", ruleOptions: verdict.options ?? null });
 }
 
 /**
