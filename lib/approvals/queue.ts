@@ -1,7 +1,6 @@
 import { getConfig } from "@/lib/config";
 import { db } from "@/lib/db";
 import { errorBody, type ErrorBody } from "@/lib/errors";
-import { subscribeCall } from "@/lib/events/bus";
 import { failure, success, type Envelope } from "@/lib/result";
 import { finishCall, isFinal, transition } from "@/lib/audit/calls";
 import { getTool } from "@/lib/tools/registry";
@@ -9,6 +8,8 @@ import type { ToolPreview } from "@/lib/tools/define-tool";
 import type { PolicyVerdict } from "@/lib/policy/types";
 import { executeCall } from "@/lib/gateway/execute";
 import { currentWorkspace } from "@/lib/gateway/workspace";
+import { expireCall, isOverdue, waitForOutcome } from "@/lib/approvals/wait";
+import { startExecutor } from "@/lib/approvals/executor";
 
 /**
  * The approval queue. A call the policy answers `ask` for sits in status "pending" with its exact
@@ -17,9 +18,6 @@ import { currentWorkspace } from "@/lib/gateway/workspace";
  * content), rejects with a reason, or lets it expire. Every decision is one conditional update,
  * so a call runs at most once however many reviewers, tabs or instances approve it.
  */
-
-/** How often a waiter re-reads the database when no in-process event arrives (ms). */
-const POLL_MS = 500;
 
 export interface PendingDetail {
   preview: ToolPreview;
@@ -33,45 +31,7 @@ export type DecisionResult =
   | { ok: true; status: string; envelope: Envelope | null }
   | { ok: false; error: ErrorBody };
 
-/**
- * Waits until the call has finished or `waitMs` passed.
- * @returns the call's final envelope, or null when it is still undecided or running.
- */
-export async function waitForOutcome(callId: string, waitMs: number, signal?: AbortSignal): Promise<Envelope | null> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    const row = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true, resultJson: true, expiresAt: true } });
-    if (row && isFinal(row.status) && row.resultJson) return JSON.parse(row.resultJson) as Envelope;
-    if (row && isOverdue(row)) {
-      await expireCall(callId);
-      continue;
-    }
-    const remaining = deadline - Date.now();
-    if (remaining <= 0 || signal?.aborted) return null;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, Math.min(POLL_MS, remaining));
-      const unsubscribe = subscribeCall(callId, done);
-      signal?.addEventListener("abort", done, { once: true });
-      function done() {
-        clearTimeout(timer);
-        unsubscribe();
-        signal?.removeEventListener("abort", done);
-        resolve();
-      }
-    });
-  }
-}
-
-/** True for a pending call whose `expiresAt` has passed. */
-function isOverdue(row: { status: string; expiresAt: Date | null }): boolean {
-  return row.status === "pending" && row.expiresAt !== null && row.expiresAt < new Date();
-}
-
-/** Ends one pending call with `approval_expired` (603). @returns true when this caller ended it. */
-async function expireCall(callId: string): Promise<boolean> {
-  const envelope = failure(callId, errorBody("approval_expired", "No reviewer decided on this call in time; it was not run.", { call_id: callId }));
-  return finishCall(callId, ["pending"], "expired", envelope, { actor: "system", extra: { decidedAt: new Date() } });
-}
+export { waitForOutcome, withdrawCall } from "@/lib/approvals/wait";
 
 /**
  * Ends every pending call whose `expiresAt` has passed (the server's periodic sweep and the
@@ -123,6 +83,7 @@ export async function approveCall(callId: string, reviewer: string, edit?: { con
   }
 
   const actor = `reviewer:${reviewer}`;
+  startExecutor();
   const approved = await transition(callId, ["pending"], "approved", {
     actor,
     eventData: { edited: editedArgsJson !== null },
@@ -134,9 +95,9 @@ export async function approveCall(callId: string, reviewer: string, edit?: { con
     const now = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true } });
     return alreadyDecided(callId, now?.status ?? "unknown");
   }
-  // The instance that owns the workspace runs the call: this one right now, or the owner when
-  // it sees the approval (LISTEN/NOTIFY or its poll). Either way this request waits for it.
-  const envelope = (await runApproved(callId)) ?? (await waitForOutcome(callId, getConfig().approvalWaitMaxMs));
+  // The executor of the instance that owns the workspace runs the call when it sees the approval
+  // (this process's bus, LISTEN/NOTIFY, or the sweep); this request only waits for the outcome.
+  const envelope = await waitForOutcome(callId, getConfig().approvalWaitMaxMs);
   const final = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true } });
   return { ok: true, status: final?.status ?? "unknown", envelope };
 }
@@ -188,6 +149,9 @@ async function ownsWorkspace(workspaceId: string): Promise<boolean> {
   return owner?.hostId === getConfig().hostId;
 }
 
+/** How old an approval must be before the sweep runs it in place of the executor (ms). */
+const BACKLOG_GRACE_MS = 3000;
+
 /**
  * Runs every approved call of this instance's workspace that nobody has started (approvals
  * decided on another instance, or left approved by a restart).
@@ -197,7 +161,8 @@ export async function runApprovedBacklog(): Promise<number> {
   const workspace = await currentWorkspace();
   if (!(await ownsWorkspace(workspace.id))) return 0;
   const rows = await db().toolCall.findMany({
-    where: { workspaceId: workspace.id, status: "approved" },
+    // Fallback only: the executor runs fresh approvals as they are announced.
+    where: { workspaceId: workspace.id, status: "approved", decidedAt: { lt: new Date(Date.now() - BACKLOG_GRACE_MS) } },
     orderBy: { decidedAt: "asc" },
     select: { id: true },
     take: 50,

@@ -33,6 +33,24 @@ export function isFinal(status: string): boolean {
 /** Largest stored argument or result JSON (characters); longer values are cut with a marker. */
 const MAX_STORED_JSON = 1_000_000;
 
+/**
+ * The stored copy of a call's envelope: redacted, and when longer than `MAX_STORED_JSON`
+ * characters still a valid envelope (same `ok` and `call_id`; the error's name and message) that
+ * says it was cut: `truncated_for_storage: {original_length}`, with the first 10,000 characters of
+ * the data's JSON in `data.head` (success) or the error's detail left out (failure).
+ */
+export function storedEnvelopeJson(envelope: Envelope): string {
+  const json = JSON.stringify(redactValue(envelope) ?? null);
+  if (json.length <= MAX_STORED_JSON) return json;
+  const cut = { original_length: json.length };
+  if (envelope.ok) {
+    const data = JSON.stringify(redactValue(envelope.data) ?? null);
+    return JSON.stringify({ ok: true, call_id: envelope.call_id, data: { _truncated: true, ...cut, head: data.slice(0, 10_000) }, _truncated: true, truncated_for_storage: cut });
+  }
+  const error = { ...envelope.error, message: envelope.error.message.slice(0, 2000), detail: { _truncated: true } };
+  return JSON.stringify({ ok: false, call_id: envelope.call_id, error, _truncated: true, truncated_for_storage: cut });
+}
+
 /** JSON of `value` with secrets redacted, capped at `MAX_STORED_JSON` characters. */
 export function storedJson(value: unknown): string {
   const json = JSON.stringify(redactValue(value) ?? null);
@@ -113,15 +131,16 @@ export async function transition(
   callId: string,
   from: CallStatus[],
   to: CallStatus,
-  data: Record<string, unknown> & { actor: string; eventData?: Record<string, unknown> },
+  data: Record<string, unknown> & { actor: string; eventData?: Record<string, unknown>; outcome?: Envelope },
 ): Promise<boolean> {
-  const { actor, eventData, ...columns } = data;
+  const { actor, eventData, outcome, ...columns } = data;
   const { applied } = await submit({
     kind: "transition",
     callId,
     from,
     to,
     columns,
+    ...(outcome && { outcome }),
     event: { type: `call.${to}`, callId, actor, data: eventData ?? {} },
   });
   return applied;
@@ -142,11 +161,13 @@ export async function finishCall(
   const finishedAt = new Date();
   const error: ErrorBody | null = envelope.ok ? null : envelope.error;
   const moved = await transition(callId, from, status, {
+    // Waiters in this process get this very envelope; the stored copy is redacted and capped.
+    outcome: envelope,
     actor: options.actor,
     eventData: error ? { error: error.name } : {},
     ...notesToColumns(options.notes ?? {}),
     ...options.extra,
-    resultJson: storedJson(envelope),
+    resultJson: storedEnvelopeJson(envelope),
     errorName: error?.name ?? null,
     errorCode: error?.code ?? null,
     execArgsJson: null,

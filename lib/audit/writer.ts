@@ -8,6 +8,8 @@ import { withLock } from "@/lib/mutex";
 import { publishAll, type BusEvent } from "@/lib/events/bus";
 import { announceAll } from "@/lib/events/fanout";
 import { HEAD_SETTING, makeHead, parseHead } from "@/lib/audit/head";
+import { rememberOutcome } from "@/lib/approvals/outcomes";
+import type { Envelope } from "@/lib/result";
 
 /**
  * The audit writer: the only code that appends to the event chain and moves a call's status.
@@ -71,6 +73,8 @@ export interface TransitionOp {
   to: string;
   columns: Prisma.ToolCallUncheckedUpdateManyInput;
   event: EventInput;
+  /** The envelope a final transition ends the call with, handed to waiters in this process once committed. */
+  outcome?: Envelope;
 }
 
 /** Appends an event that is not a call's status change (reviewer actions, settings). */
@@ -157,6 +161,9 @@ async function writeBatch(batch: Pending[]): Promise<void> {
     return;
   }
   const events = results.flatMap((r) => (r.event ? [r.event] : []));
+  batch.forEach((p, i) => {
+    if (p.op.kind === "transition" && p.op.outcome && results[i].applied) rememberOutcome(p.op.callId, p.op.outcome);
+  });
   publishAll(events);
   batch.forEach((p, i) => p.resolve(results[i]));
   void announceAll(events);

@@ -13,7 +13,9 @@ import { resolveInWorkspace, type FencedPath } from "@/lib/workspace/fence";
 import { executeCall } from "@/lib/gateway/execute";
 import { resolveSession } from "@/lib/gateway/sessions";
 import { currentWorkspace } from "@/lib/gateway/workspace";
-import { notifyPending, runApproved, waitForOutcome } from "@/lib/approvals/queue";
+import { notifyPending } from "@/lib/approvals/queue";
+import { waitForOutcome } from "@/lib/approvals/wait";
+import { startExecutor } from "@/lib/approvals/executor";
 
 /**
  * The one pipeline every door calls (DESIGN.md "One core, three doors"):
@@ -180,7 +182,8 @@ async function pipeline(caller: Caller, toolName: string, rawArgs: unknown, opti
       execArgsJson: JSON.stringify(args),
     };
     if (caller.reviewer) {
-      // A reviewer's own action: approved by them on the spot, run once like any approval.
+      // A reviewer's own action: approved by them on the spot, run once by the executor like any approval.
+      startExecutor();
       const approved = await transition(callId, ["received"], "approved", {
         actor,
         eventData: { tool: tool.name, reasons: verdict.reasons, by_caller: true },
@@ -189,7 +192,7 @@ async function pipeline(caller: Caller, toolName: string, rawArgs: unknown, opti
         decidedAt: new Date(),
       });
       if (!approved) throw new Error(`call ${callId} left "received" unexpectedly`);
-      return (await runApproved(callId)) ?? (await waitForOutcome(callId, config.approvalWaitMaxMs)) ?? pendingEnvelope(callId, verdict);
+      return (await waitForOutcome(callId, config.approvalWaitMaxMs)) ?? pendingEnvelope(callId, verdict);
     }
     const queued = await transition(callId, ["received"], "pending", {
       actor: "system",
