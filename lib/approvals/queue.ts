@@ -10,6 +10,7 @@ import { executeCall } from "@/lib/gateway/execute";
 import { currentWorkspace } from "@/lib/gateway/workspace";
 import { expireCall, isOverdue, waitForOutcome } from "@/lib/approvals/wait";
 import { startExecutor } from "@/lib/approvals/executor";
+import { argsColumn, pendingColumn, queuedTargetSha256, ruleOptionsOf } from "@/lib/audit/record";
 
 /**
  * The approval queue. A call the policy answers `ask` for sits in status "pending" with its exact
@@ -19,12 +20,7 @@ import { startExecutor } from "@/lib/approvals/executor";
  * so a call runs at most once however many reviewers, tabs or instances approve it.
  */
 
-export interface PendingDetail {
-  preview: ToolPreview;
-  verdict: PolicyVerdict;
-  /** A decide-only call (CallOptions.external, the Claude Code hook): approving it runs nothing here. */
-  external?: boolean;
-}
+export type { PendingDetail } from "@/lib/audit/record";
 
 /** Outcome of a reviewer's decision request. */
 export type DecisionResult =
@@ -66,17 +62,19 @@ export async function approveCall(callId: string, reviewer: string, edit?: { con
   const tool = getTool(row.tool);
   if (!tool) return { ok: false, error: errorBody("unknown_tool", `Tool ${row.tool} is no longer registered.`) };
 
-  let args = JSON.parse(row.execArgsJson) as Record<string, unknown>;
+  const queuedArgs = argsColumn.decode(row.execArgsJson);
+  if (!queuedArgs) return { ok: false, error: errorBody("invalid_arguments", "The queued arguments of this call cannot be read back.", { call_id: callId }) };
+  let args = queuedArgs;
   let editedArgsJson: string | null = null;
   if (edit?.content !== undefined) {
-    if ((JSON.parse(row.pendingJson ?? "{}") as Partial<PendingDetail>).external) {
+    if (pendingColumn.decode(row.pendingJson)?.external) {
       return { ok: false, error: errorBody("invalid_arguments", "This call is carried out by the agent's own tool (a hook): it can be approved or rejected, not edited.") };
     }
     if (row.tool !== "write_file") {
       return { ok: false, error: errorBody("invalid_arguments", "Only a write_file call can be approved with edited content.") };
     }
     args = { ...args, content: edit.content };
-    editedArgsJson = JSON.stringify(args);
+    editedArgsJson = argsColumn.encode(args);
   }
   if (!tool.input.safeParse(args).success) {
     return { ok: false, error: errorBody("invalid_arguments", "The edited arguments are not valid for this tool.") };
@@ -116,10 +114,10 @@ export async function runApproved(callId: string): Promise<Envelope | null> {
   const tool = getTool(row.tool);
   const argsJson = row.editedArgsJson ?? row.execArgsJson;
   if (!tool || !argsJson) return null;
-  const parsed = tool.input.safeParse(JSON.parse(argsJson));
+  const parsed = tool.input.safeParse(argsColumn.decode(argsJson));
   const actor = `reviewer:${row.reviewer ?? "unknown"}`;
-  const pending = JSON.parse(row.pendingJson ?? "{}") as Partial<PendingDetail>;
-  if (pending.external) {
+  const pending = pendingColumn.decode(row.pendingJson);
+  if (pending?.external) {
     // Decide only: the agent's own tool runs it once the waiting hook answers "allow".
     const envelope = success(callId, { executed: false, decision: "approved", reviewer: row.reviewer });
     return (await finishCall(callId, ["approved"], "succeeded", envelope, { actor })) ? envelope : null;
@@ -131,7 +129,7 @@ export async function runApproved(callId: string): Promise<Envelope | null> {
     await finishCall(callId, ["running"], "failed", envelope, { actor });
     return envelope;
   }
-  const queuedSha = pending.preview && "targetSha256" in pending.preview ? pending.preview.targetSha256 ?? null : undefined;
+  const queuedSha = queuedTargetSha256(row.pendingJson);
   return executeCall({
     callId,
     tool,
@@ -140,6 +138,7 @@ export async function runApproved(callId: string): Promise<Envelope | null> {
     notes: {},
     actor,
     ...(queuedSha !== undefined && { queuedTargetSha256: queuedSha }),
+    ruleOptions: ruleOptionsOf(row.decisionJson),
   });
 }
 
@@ -225,7 +224,7 @@ export async function listPending(limit = 200): Promise<PendingCallView[]> {
   await expireDue();
   const rows = await db().toolCall.findMany({ where: { status: "pending" }, orderBy: { createdAt: "asc" }, take: limit });
   return rows.map((row) => {
-    const pending = JSON.parse(row.pendingJson ?? "{}") as Partial<PendingDetail>;
+    const pending = pendingColumn.decode(row.pendingJson);
     return {
       call_id: row.id,
       tool: row.tool,
@@ -233,10 +232,10 @@ export async function listPending(limit = 200): Promise<PendingCallView[]> {
       agent_id: row.agentId,
       created_at: row.createdAt.toISOString(),
       expires_at: row.expiresAt?.toISOString() ?? null,
-      args: JSON.parse(row.execArgsJson ?? row.argsJson),
+      args: argsColumn.decode(row.execArgsJson) ?? argsColumn.decode(row.argsJson) ?? {},
       path: row.pathResolved,
-      preview: pending.preview ?? {},
-      verdict: pending.verdict ?? null,
+      preview: pending?.preview ?? {},
+      verdict: pending?.verdict ?? null,
     };
   });
 }

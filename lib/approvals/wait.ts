@@ -4,6 +4,7 @@ import { subscribeCall } from "@/lib/events/bus";
 import { failure, type Envelope } from "@/lib/result";
 import { finishCall, isFinal } from "@/lib/audit/calls";
 import { recalledOutcome } from "@/lib/approvals/outcomes";
+import { resultColumn } from "@/lib/audit/record";
 
 /**
  * Waiting for a call's outcome, and withdrawing a call nobody should run any more. A leaf module
@@ -37,7 +38,8 @@ export async function waitForOutcome(callId: string, waitMs: number, signal?: Ab
     const recalled = recalledOutcome(callId);
     if (recalled) return recalled;
     const row = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true, resultJson: true, expiresAt: true } });
-    if (row && isFinal(row.status) && row.resultJson) return recalledOutcome(callId) ?? (JSON.parse(row.resultJson) as Envelope);
+    const stored = row && isFinal(row.status) ? resultColumn.decode(row.resultJson) : null;
+    if (stored) return recalledOutcome(callId) ?? stored;
     if (row && isOverdue(row)) {
       await expireCall(callId);
       continue;

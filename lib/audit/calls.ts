@@ -6,6 +6,7 @@ import { redactValue } from "@/lib/redact";
 import type { Envelope } from "@/lib/result";
 import type { AuditNotes } from "@/lib/tools/define-tool";
 import { submit } from "@/lib/audit/writer";
+import type { Prisma } from "@/lib/generated/prisma/client";
 
 /**
  * The ToolCall rows of the audit log. A row is written when a call is received (before anything
@@ -123,15 +124,28 @@ export function notesToColumns(notes: AuditNotes) {
   };
 }
 
+/** Column values a status change may set besides the status itself. */
+export type CallColumns = Omit<Prisma.ToolCallUncheckedUpdateManyInput, "status" | "id">;
+
+/** What a transition writes: columns, the actor, the event's data, and the final envelope for waiters. */
+export type TransitionData = CallColumns & {
+  /** Who caused it: "agent:<id>", "reviewer:<login>", "system". */
+  actor: string;
+  eventData?: Record<string, unknown>;
+  /** A final transition's envelope exactly as produced (handed to waiters in this process). */
+  outcome?: Envelope;
+};
+
 /**
- * Moves a call from one of `from` to `to` with extra column values, atomically.
+ * Moves a call from one of `from` to `to` with extra column values, and appends its event, in one
+ * transaction (shared with concurrent writes by the audit writer).
  * @returns true when this caller made the move; false when the call was not in `from` any more.
  */
 export async function transition(
   callId: string,
   from: CallStatus[],
   to: CallStatus,
-  data: Record<string, unknown> & { actor: string; eventData?: Record<string, unknown>; outcome?: Envelope },
+  data: TransitionData,
 ): Promise<boolean> {
   const { actor, eventData, outcome, ...columns } = data;
   const { applied } = await submit({
@@ -156,7 +170,7 @@ export async function finishCall(
   from: CallStatus[],
   status: (typeof FINAL_STATUSES)[number],
   envelope: Envelope,
-  options: { actor: string; notes?: AuditNotes; startedAt?: Date; extra?: Record<string, unknown> },
+  options: { actor: string; notes?: AuditNotes; startedAt?: Date; extra?: CallColumns },
 ): Promise<boolean> {
   const finishedAt = new Date();
   const error: ErrorBody | null = envelope.ok ? null : envelope.error;

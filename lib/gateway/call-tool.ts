@@ -16,6 +16,7 @@ import { currentWorkspace } from "@/lib/gateway/workspace";
 import { notifyPending } from "@/lib/approvals/queue";
 import { waitForOutcome } from "@/lib/approvals/wait";
 import { startExecutor } from "@/lib/approvals/executor";
+import { argsColumn, decisionColumn, pendingColumn } from "@/lib/audit/record";
 
 /**
  * The one pipeline every door calls (DESIGN.md "One core, three doors"):
@@ -145,7 +146,7 @@ async function pipeline(caller: Caller, toolName: string, rawArgs: unknown, opti
     ...(subject.command && { command: { command: subject.command.command, cwd: fenced.cwd?.absolute } }),
     ...(subject.url !== undefined && { url: subject.url }),
   });
-  const decisionColumns = { decision: verdict.decision, decisionJson: JSON.stringify(verdict) };
+  const decisionColumns = { decision: verdict.decision, decisionJson: decisionColumn.encode(verdict) };
 
   if (verdict.decision === "deny") {
     return reject(
@@ -178,8 +179,8 @@ async function pipeline(caller: Caller, toolName: string, rawArgs: unknown, opti
       pathRaw: notes.pathRaw,
       pathResolved: notes.pathResolved,
       target: notes.target?.slice(0, 2000),
-      pendingJson: JSON.stringify({ preview, verdict, ...(options.external && { external: true }) }),
-      execArgsJson: JSON.stringify(args),
+      pendingJson: pendingColumn.encode({ preview, verdict, ...(options.external && { external: true }) }),
+      execArgsJson: argsColumn.encode(args as Record<string, unknown>),
     };
     if (caller.reviewer) {
       // A reviewer's own action: approved by them on the spot, run once by the executor like any approval.
