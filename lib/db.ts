@@ -36,6 +36,14 @@ export function db(): PrismaClient {
   return globalForDb.agentReachDb;
 }
 
+/**
+ * Installs `client` as the process-wide client (in-process gateways and tests), or forgets the
+ * current one (null) so the next `db()` opens DATABASE_URL again.
+ */
+export function useDb(client: PrismaClient | null): void {
+  globalForDb.agentReachDb = client ?? undefined;
+}
+
 /** The provider of the process-wide database. */
 export function dbProvider(): "sqlite" | "postgresql" {
   return providerOf(getConfig().databaseUrl);
