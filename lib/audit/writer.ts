@@ -16,8 +16,9 @@ import type { Envelope } from "@/lib/result";
  *
  * Group commit. Writes are submitted as operations; the writer runs whatever has accumulated
  * while the previous transaction was committing as one transaction, so concurrent calls share a
- * commit (one BEGIN/COMMIT and one fsync for many calls). An operation alone is written at once
- * (no added latency when the gateway is idle). Each operation's promise settles only after its
+ * commit (one BEGIN/COMMIT and one fsync for many calls). A flush starts at the end of the
+ * event-loop turn the first write arrived in (setImmediate), so writes from requests handled in
+ * the same turn share it; an idle gateway adds no waiting beyond that turn. Each operation's promise settles only after its
  * transaction committed: a "received" record is durable before the tool runs.
  *
  * Inside a batch:
@@ -130,13 +131,17 @@ export function submit(op: WriteOp): Promise<WriteResult> {
   const s = state();
   return new Promise<WriteResult>((resolve, reject) => {
     s.queue.push({ op, resolve, reject });
-    if (!s.flushing) void drain();
+    // Flush after the current turn of the event loop: every write submitted by the requests
+    // handled in this turn goes into the same transaction.
+    if (!s.flushing) {
+      s.flushing = true;
+      setImmediate(() => void drain());
+    }
   });
 }
 
 async function drain(): Promise<void> {
   const s = state();
-  s.flushing = true;
   try {
     while (s.queue.length > 0) {
       const batch = s.queue.splice(0, MAX_BATCH);

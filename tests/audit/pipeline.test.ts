@@ -144,5 +144,5 @@ describe("a crash between received and run", () => {
     expect(after.status).toBe("interrupted");
     expect(JSON.parse(after.resultJson!).error.detail).toMatchObject({ reason: "interrupted", started: false });
     expect((await gw.verify()).ok).toBe(true);
-  }, 60_000);
+  }, 240_000);
 });
