@@ -20,8 +20,11 @@ let b: TestServer;
 
 beforeAll(async () => {
   const workspace = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "ar-multi-")));
-  a = await startTestServer({ workspace });
-  b = await startTestServer({ workspace, databaseUrl: a.databaseUrl });
+  // Instances on one database share the audit key (the signed chain head and checkpoints are
+  // verified by whichever instance is asked), as the README asks of several instances.
+  const env = { AGENT_REACH_AUDIT_KEY: crypto.randomBytes(32).toString("hex") };
+  a = await startTestServer({ workspace, env });
+  b = await startTestServer({ workspace, databaseUrl: a.databaseUrl, env });
 });
 
 afterAll(async () => {
