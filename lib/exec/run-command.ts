@@ -109,6 +109,8 @@ export interface SandboxRecord {
   read_only: string[];
   /** True when it ran on an overlay view of the workspace (`capture`). */
   capture: boolean;
+  /** Why it ran without the sandbox (set by the tool when `boxed` is false). */
+  unboxed_reason?: string;
 }
 
 /** What a finished command returns (the `data` of run_command). */
