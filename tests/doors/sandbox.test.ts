@@ -40,7 +40,7 @@ beforeAll(async () => {
   execFileSync("git", ["init", "-q", "-b", "main"], { cwd: server.workspace });
   fs.writeFileSync(path.join(server.workspace, ".git", "hooks", "pre-commit"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
   fs.writeFileSync(path.join(server.workspace, "README.md"), "hello\n");
-}, 300_000);
+}, 900_000);
 
 afterAll(async () => {
   await server?.stop();

@@ -99,6 +99,19 @@ describe("the probe", () => {
     expect(none.problems.join()).toMatch(/not found on PATH/);
   });
 
+  it("finds bwrap on PATH, and nothing on a PATH without it; AGENT_REACH_BWRAP overrides", async () => {
+    const { loadConfig } = await import("@/lib/config");
+    const cfg = (env: Record<string, string>) => loadConfig(env as unknown as NodeJS.ProcessEnv);
+    expect(cfg({ PATH: "/usr/local/bin:/usr/bin:/bin" }).bwrapPath).toBe("/usr/bin/bwrap");
+    const without = cfg({ PATH: `${base}:/nonexistent` });
+    expect(without.bwrapPath).toBeNull();
+    expect(probeSandbox({ mode: without.sandbox, bwrap: without.bwrapPath }).problems.join()).toMatch(/not found on PATH/);
+    expect(cfg({ PATH: "/usr/bin", AGENT_REACH_BWRAP: "/opt/bw/bwrap" }).bwrapPath).toBe("/opt/bw/bwrap");
+    expect(() => cfg({ AGENT_REACH_SANDBOX_READONLY: "../outside" })).toThrow(/AGENT_REACH_SANDBOX_READONLY/);
+    expect(() => cfg({ AGENT_REACH_SANDBOX_READONLY: "*.sh" })).toThrow(/literal name/);
+    expect(cfg({ AGENT_REACH_SANDBOX_READONLY: " Makefile, ./.github/workflows/** " }).sandboxReadOnly).toEqual(["Makefile", ".github/workflows/**"]);
+  });
+
   it("reports a bwrap that cannot build a box (not executable as bwrap) instead of trusting it", () => {
     const status = probeSandbox({ mode: "auto", bwrap: "/bin/false" });
     expect(status.available).toBe(false);
