@@ -27,8 +27,9 @@ import { isInside } from "@/lib/workspace/fence";
  *   so it cannot be created either; each directory between the workspace root and a protected
  *   path is bound onto itself, so it cannot be renamed away to plant a fresh copy.
  *
- * Namespaces: user, PID (its own `/proc`; other processes, the gateway's environment and
- * `/proc/1/root` are out of sight), network (none at all unless granted: not even the host's
+ * Namespaces: user, PID (its own `/proc`, read-only, with host-wide files such as `timer_list`
+ * and `kcore` hidden; other processes, the gateway's environment and `/proc/1/root` are out of
+ * sight; `/proc/sys` cannot be written, which root inside could otherwise do), network (none at all unless granted: not even the host's
  * loopback), IPC, UTS and cgroup. `--new-session` (no terminal injection), `--die-with-parent`
  * and the PID namespace end every process of the command when it ends, `--cap-drop ALL` leaves
  * no capability, bwrap sets no-new-privileges, and `--disable-userns` keeps commands from
@@ -171,7 +172,7 @@ export function probeSandbox(options: { mode: "auto" | "off"; bwrap: string | nu
   const versionRun = spawnSync(bwrap, ["--version"], { encoding: "utf8", timeout: TRIAL_TIMEOUT_MS });
   const version = versionRun.status === 0 ? versionRun.stdout.trim() : null;
   const trial = (extra: string[]) =>
-    spawnSync(bwrap, [...namespaceArgs(false, extra), ...systemArgs(), "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--", "/bin/sh", "-c", "echo agent-reach-box-ok"], {
+    spawnSync(bwrap, [...namespaceArgs(false, extra), ...systemArgs(), "--proc", "/proc", ...procMasks(), "--dev", "/dev", "--tmpfs", "/tmp", "--remount-ro", "/proc", "--", "/bin/sh", "-c", "echo agent-reach-box-ok"], {
       encoding: "utf8",
       timeout: TRIAL_TIMEOUT_MS,
       env: { PATH: "/usr/bin:/bin" } as unknown as NodeJS.ProcessEnv,
@@ -330,7 +331,10 @@ export async function prepareBox(spec: SandboxSpec): Promise<BoxPlan> {
   };
   for (const p of hidden) if (exposedSystem(p) && !isInside(p, ws)) hide(p);
 
-  args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
+  args.push("--proc", "/proc", ...procMasks(), "--dev", "/dev", "--tmpfs", "/tmp");
+  // Root inside is root outside for file permissions, and /proc/sys (core_pattern, vm.*, kernel.*)
+  // only checks those: the box's whole /proc is read-only.
+  remountRo.push("/proc");
   args.push("--bind", spec.workspaceSource ?? ws, ws);
   for (const p of hidden) if (isInside(ws, p) && p !== ws) hide(p);
   if (spec.home) args.push("--bind", spec.home, spec.home);
@@ -343,6 +347,29 @@ export async function prepareBox(spec: SandboxSpec): Promise<BoxPlan> {
   for (const dir of remountRo) args.push("--remount-ro", dir);
   args.push("--chdir", spec.cwd, "--");
   return { argv: [status.bwrap, ...args], readOnly: readOnly.paths, release: readOnly.release };
+}
+
+/**
+ * Kernel interfaces in /proc that describe the host rather than the box (timers and keys of every
+ * process, kernel memory, hardware): hidden, files under /dev/null, directories under an empty
+ * tmpfs (read-only, since the tmpfs is a mount of its own).
+ */
+const PROC_MASKED = ["kcore", "keys", "key-users", "timer_list", "timer_stats", "sched_debug", "latency_stats", "kallsyms", "kmsg", "sysrq-trigger", "acpi", "scsi", "asound", "driver"] as const;
+
+function procMasks(): string[] {
+  const args: string[] = [];
+  for (const name of PROC_MASKED) {
+    const p = `/proc/${name}`;
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(p);
+    } catch {
+      continue;
+    }
+    if (st.isDirectory()) args.push("--tmpfs", p, "--remount-ro", p);
+    else args.push("--ro-bind", "/dev/null", p);
+  }
+  return args;
 }
 
 /** Name resolution for a granted network: /etc/resolv.conf often points into /run, which is absent. */

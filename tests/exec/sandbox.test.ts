@@ -213,6 +213,21 @@ const escapes: Array<{ cls: string; spellings: string[]; check: (out: string) =>
       expect(out).not.toContain(path.basename(secretRoot));
     },
   },
+  {
+    cls: "change the host kernel's settings or read host-wide kernel state through /proc (harmless knobs only)",
+    spellings: [
+      `echo 1 > /proc/sys/vm/drop_caches && echo WROTE-${mark}`,
+      `printf 1 | tee /proc/sys/vm/compact_memory >/dev/null && echo WROTE-${mark}`,
+      `sysctl -w vm.drop_caches=1 2>&1 && echo WROTE-${mark}`,
+      `cd /proc/sys/vm && echo 1 > drop_caches && echo WROTE-${mark}`,
+      `cat /proc/timer_list | head -40`,
+      `echo 1000 > /proc/self/oom_score_adj && echo WROTE-${mark}`,
+    ],
+    check: (out) => {
+      expect(out).not.toContain(`WROTE-${mark}`);
+      expect(out).not.toMatch(/vitest|node/);
+    },
+  },
 ];
 
 describe.each(escapes)("an escape fails: $cls", ({ spellings, check }) => {
