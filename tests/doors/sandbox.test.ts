@@ -40,6 +40,9 @@ beforeAll(async () => {
   execFileSync("git", ["init", "-q", "-b", "main"], { cwd: server.workspace });
   fs.writeFileSync(path.join(server.workspace, ".git", "hooks", "pre-commit"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
   fs.writeFileSync(path.join(server.workspace, "README.md"), "hello\n");
+  // Helpers the policy cannot see into (it asks about them; the reviewer approves).
+  fs.writeFileSync(path.join(server.workspace, "w.sh"), 'echo x > "$1"\n');
+  fs.writeFileSync(path.join(server.workspace, "connect.sh"), 'echo hi > "/dev/tcp/127.0.0.1/$1" && echo connected\n');
 }, 900_000);
 
 afterAll(async () => {
@@ -58,6 +61,14 @@ async function approved(s: TestServer, args: Record<string, unknown>): Promise<{
   return { ...res.body.result, asked: true, reasons };
 }
 
+/** The audit key as it could come out (raw or base64), when the server has written one. */
+function auditKeyForms(): string[] {
+  const file = path.join(server.dataDir, "audit.key");
+  if (!fs.existsSync(file)) return [];
+  const key = fs.readFileSync(file);
+  return [key.toString("utf8").trim(), key.toString("base64").slice(0, 24)].filter((k) => k.length >= 16);
+}
+
 const escapes: Array<{ cls: string; spellings: () => string[]; leaks: () => string[] }> = [
   {
     cls: "read the data directory, the database or the audit key",
@@ -69,7 +80,7 @@ const escapes: Array<{ cls: string; spellings: () => string[]; leaks: () => stri
       `cat $HOME/../../planted.txt; ls $HOME/../..`,
       `find / -name 'agent-reach.db' 2>/dev/null`,
     ],
-    leaks: () => [`DATADIR-${mark}`, "CREATE TABLE", "PolicyRule", "agent-reach.db"],
+    leaks: () => [`DATADIR-${mark}`, "CREATE TABLE", "PolicyRule", "SQLite format 3", ...auditKeyForms()],
   },
   {
     cls: "read /etc/shadow or the real home's dotfiles",
@@ -84,7 +95,7 @@ const escapes: Array<{ cls: string; spellings: () => string[]; leaks: () => stri
   {
     cls: "see other processes",
     spellings: () => [`ps -e -o args=`, `cat /proc/*/cmdline | tr '\\0' ' '`, `kill -0 ${server.pid} && echo SEEN-${mark}`, `ls /proc/${server.pid}/`],
-    leaks: () => [`SEEN-${mark}`, "next-server", "scripts/start.ts", "postgres"],
+    leaks: () => [`SEEN-${mark}`, "next-server", "scripts/start.ts", "vitest"],
   },
   {
     cls: "change .git/hooks or .git/config",
@@ -120,9 +131,10 @@ describe("HTTP, approved: writes outside the workspace, loopback, leftover proce
   it("writes outside the workspace do not reach the host", async () => {
     const targets = [`/tmp/ar-door-${mark}`, `/root/ar-door-${mark}`, path.join(server.dataDir, `ar-door-${mark}`), path.join(path.dirname(server.workspace), `ar-door-${mark}`), `/etc/ar-door-${mark}`];
     for (const t of targets) {
-      for (const command of [`echo x > ${t}`, `ln -sf ${t} link-${mark} && echo x > link-${mark}`, `cp README.md ${server.workspace}/../../..${t}`]) {
+      for (const command of [`bash w.sh ${t}`, `ln -sf ${t} link-${mark}; bash w.sh link-${mark}`, `bash w.sh ${server.workspace}/../../..${t}`, `python3 -c "open('${t}', 'w').write('x')"`]) {
         const r = await approved(server, { command });
-        expect(r.data.sandbox.boxed).toBe(true);
+        if (r.ok) expect(r.data.sandbox.boxed).toBe(true);
+        else expect(r.error.name).toBe("policy_denied"); // refused before the box: also not written
       }
     }
     for (const t of targets) expect(fs.existsSync(t), t).toBe(false);
@@ -130,8 +142,9 @@ describe("HTTP, approved: writes outside the workspace, loopback, leftover proce
 
   it("a listener on the host's loopback is unreachable", async () => {
     const before = connections;
-    for (const command of [`echo hi > /dev/tcp/127.0.0.1/${port}`, `curl -s --max-time 2 http://127.0.0.1:${port}/`, `python3 -c "import socket; socket.create_connection(('localhost', ${port}), 2)"`]) {
+    for (const command of [`bash connect.sh ${port}`, `curl -s --max-time 2 http://127.0.0.1:${port}/`, `python3 -c "import socket; socket.create_connection(('localhost', ${port}), 2)"`, `node -e "require('net').connect(${port}).on('error', () => process.exit(3))"`]) {
       const r = await approved(server, { command });
+      expect(r.ok, JSON.stringify(r.error)).toBe(true);
       expect(r.data.exit_code, command).not.toBe(0);
     }
     expect(connections).toBe(before);
@@ -144,8 +157,14 @@ describe("HTTP, approved: writes outside the workspace, loopback, leftover proce
       expect(r.data.exit_code).toBe(0);
     }
     await new Promise((r) => setTimeout(r, 300));
-    const alive = execFileSync("sh", ["-c", `grep -l -- '${marker}' /proc/[0-9]*/cmdline 2>/dev/null || true`], { encoding: "utf8" }).trim();
-    expect(alive).toBe("");
+    const alive = fs.readdirSync("/proc").filter((p) => {
+      try {
+        return /^\d+$/.test(p) && fs.readFileSync(`/proc/${p}/cmdline`, "utf8").includes(marker);
+      } catch {
+        return false;
+      }
+    });
+    expect(alive).toEqual([]);
   });
 });
 
@@ -156,7 +175,7 @@ describe("HTTP: real work succeeds in the box", () => {
     fs.writeFileSync(path.join(server.workspace, "pkg", "test.js"), "require('assert').equal(2 + 2, 4); console.log('pkg tests passed');\n");
     fs.writeFileSync(path.join(server.workspace, "script.py"), "print('python says', 6 * 7)\n");
     const git = await approved(server, {
-      command: "git config --global user.email a@example.test && git config --global user.name agent && git add README.md && git commit -qm first && echo more >> README.md && git status --short && git diff --stat",
+      command: "git add README.md && git -c user.email=a@example.test -c user.name=agent commit -qm first && echo more >> README.md && git status --short && git diff --stat",
     });
     expect(git.data.exit_code, git.data.stderr).toBe(0);
     expect(git.data.stdout).toMatch(/M README\.md[\s\S]*1 file changed, 1 insertion/);
@@ -177,8 +196,8 @@ describe("network grants", () => {
     expect(r.asked).toBe(true);
     expect(r.reasons[0]).toMatch(/asks for network access/);
     expect(r.data.sandbox).toMatchObject({ boxed: true, network: true });
-    const probe = await approved(server, { command: `echo hi > /dev/tcp/127.0.0.1/${port}`, network: true });
-    expect(probe.data.exit_code).toBe(0);
+    const probe = await approved(server, { command: `bash connect.sh ${port}`, network: true });
+    expect(probe.data).toMatchObject({ exit_code: 0, stdout: "connected\n" });
     await new Promise((res) => setTimeout(res, 200));
     expect(connections).toBe(before + 1);
   });
@@ -199,13 +218,29 @@ describe("network grants", () => {
   });
 });
 
+/** Calls run_command over MCP and approves it as the reviewer once it is pending (found in the database). */
+async function mcpApproved(client: Client, command: string): Promise<CallToolResult> {
+  const pending = client.callTool({ name: "run_command", arguments: { command } }, undefined, { timeout: 60_000 });
+  let settled = false;
+  void pending.finally(() => (settled = true));
+  for (let i = 0; i < 150 && !settled; i++) {
+    await new Promise((r) => setTimeout(r, 200));
+    const [row] = await sql<{ id: string }>(server.databaseUrl, `SELECT id FROM "ToolCall" WHERE status = 'pending' AND target = $1`, [command]);
+    if (row) {
+      await server.reviewer("POST", `/api/approvals/${row.id}/approve`, {});
+      break;
+    }
+  }
+  return (await pending) as CallToolResult;
+}
+
 describe("MCP door (official SDK client)", () => {
-  it("allowed read-only commands run boxed and cannot read secrets, the data directory or the gateway's environment", async () => {
+  it("approved reads of secrets, the data directory and the gateway's environment come back empty", async () => {
     const client = new Client({ name: "sandbox-test", version: "1.0.0" });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/api/mcp`), { requestInit: { headers: { authorization: `Bearer ${server.agentToken}` } } }));
     try {
-      for (const command of [`cat /etc/shadow`, `cat ${ROOT_SECRET}`, `cat ${server.dataDir}/planted.txt`, `cat /proc/1/environ`, `ls /root`, `cat /proc/${server.pid}/environ`]) {
-        const result = (await client.callTool({ name: "run_command", arguments: { command } })) as CallToolResult;
+      for (const command of [`cat /etc/shadow`, `cat ${ROOT_SECRET}`, `cat ${server.dataDir}/planted.txt`, `cat /proc/1/environ`, `ls -a /root`, `cat /proc/${server.pid}/environ`]) {
+        const result = await mcpApproved(client, command);
         const text = (result.content[0] as { text: string }).text;
         expect(text, command).not.toContain(`ROOTSECRET-${mark}`);
         expect(text).not.toContain(`DATADIR-${mark}`);
@@ -222,18 +257,9 @@ describe("MCP door (official SDK client)", () => {
     const client = new Client({ name: "sandbox-test", version: "1.0.0" });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/api/mcp`), { requestInit: { headers: { authorization: `Bearer ${server.agentToken}` } } }));
     try {
-      const command = `echo hi > /dev/tcp/127.0.0.1/${port}; cat ${server.dataDir}/planted.txt; echo x > /tmp/../root/mcp-${mark}; echo evil > .git/hooks/pre-commit; echo done`;
-      const pending = client.callTool({ name: "run_command", arguments: { command } }, undefined, { timeout: 60_000 });
-      let callId: string | undefined;
-      for (let i = 0; i < 100 && !callId; i++) {
-        await new Promise((r) => setTimeout(r, 200));
-        const [row] = await sql<{ id: string }>(server.databaseUrl, `SELECT id FROM "ToolCall" WHERE status = 'pending' AND target = $1`, [command]);
-        callId = row?.id;
-      }
-      expect(callId).toBeDefined();
+      const command = `bash connect.sh ${port}; cat ${server.dataDir}/planted.txt; bash w.sh /tmp/../root/mcp-${mark}; bash w.sh .git/hooks/pre-commit; echo done`;
       const before = connections;
-      await server.reviewer("POST", `/api/approvals/${callId}/approve`, {});
-      const result = (await pending) as CallToolResult;
+      const result = await mcpApproved(client, command);
       const data = JSON.parse((result.content[0] as { text: string }).text);
       expect(data.stdout).toBe("done\n");
       expect(data.stderr).not.toContain(`DATADIR-${mark}`);
