@@ -317,9 +317,12 @@ export async function prepareBox(spec: SandboxSpec): Promise<BoxPlan> {
   if (spec.network) args.push(...resolverArgs());
 
   // Gateway state that could sit inside an exposed directory or inside the workspace.
-  const hidden = [...new Set([config.dataDir, sqliteFile(config.databaseUrl), process.cwd(), process.env.AGENT_REACH_AUDIT_KEY_FILE].filter((p): p is string => !!p).map(canonical))];
+  // (The audit key lives in the data directory; the call log file may be anywhere.)
+  const hidden = [...new Set([config.dataDir, sqliteFile(config.databaseUrl), process.cwd(), config.logFile].filter((p): p is string => !!p).map(canonical))];
   const exposedSystem = (p: string) => SYSTEM_DIRS.some((d) => isInside(d, p));
   const hide = (p: string) => {
+    // Covered by another hidden directory (one that does not hold the workspace, which stays visible).
+    if (hidden.some((h) => h !== p && isInside(h, p) && !isInside(h, ws))) return;
     let st: fs.Stats;
     try {
       st = fs.statSync(p);

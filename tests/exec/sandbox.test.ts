@@ -9,7 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // The sandbox reads the process-wide configuration: point its data directory at a temp dir
 // before anything reads it (getConfig is lazy).
 const base = fs.realpathSync(os.tmpdir());
-const dataDir = fs.mkdtempSync(path.join(base, "ar-sbx-data-"));
+// The data directory sits inside a directory that one test uses as a workspace root.
+const outer = fs.mkdtempSync(path.join(base, "ar-sbx-outer-"));
+const dataDir = path.join(outer, "data");
+fs.mkdirSync(dataDir);
 process.env.AGENT_REACH_DATA_DIR = dataDir;
 
 const { runCommand } = await import("@/lib/exec/run-command");
@@ -76,7 +79,7 @@ afterAll(async () => {
   delete process.env.AR_GATEWAY_SECRET;
   await new Promise<void>((r) => listener.close(() => r()));
   fs.rmSync(ws, { recursive: true, force: true });
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  fs.rmSync(outer, { recursive: true, force: true });
 });
 
 describe("the probe", () => {
@@ -141,7 +144,7 @@ const escapes: Array<{ cls: string; spellings: string[]; check: (out: string) =>
       () => `cat /proc/self/root${auditKey()}`,
       () => `cat $HOME/../fedcba9876543210/.npmrc; ls $HOME/..`,
       () => `find / -xdev -name audit.key 2>/dev/null -exec cat {} \\;`,
-      () => `cd ${ws}/../../../..${dataDir} && cat audit.key`,
+      () => `cd /tmp/../../../..${dataDir} && cat audit.key`,
     ].map((f) => f()),
     check: (out) => {
       expect(out).not.toContain(`AUDITKEY-${mark}`);
@@ -235,6 +238,28 @@ describe.each(escapes)("an escape fails: $cls", ({ spellings, check }) => {
     const r = await box(command);
     check(r.stdout + r.stderr);
     expect(r.sandbox).toMatchObject({ boxed: true, network: false });
+  });
+});
+
+describe("a workspace that contains the gateway's data directory", () => {
+  it("sees the data directory empty and read-only, while HOME inside it still works", async () => {
+    fs.writeFileSync(path.join(outer, "project.txt"), "project\n");
+    const r = await runCommand({
+      command: `cat project.txt; ls -A data; cat data/audit.key data/agent-reach.db; echo x > data/new 2>&1; echo home > $HOME/h && cat $HOME/h`,
+      cwd: outer,
+      timeoutMs: 10_000,
+      maxOutputChars: 5000,
+      env: { PATH: "/usr/bin:/bin", HOME: home },
+      sandbox: { workspaceRoot: outer, home, network: false },
+    });
+    expect(r.stdout).toContain("project\n");
+    expect(r.stdout).toContain("home\n");
+    const out = r.stdout + r.stderr;
+    expect(out).not.toContain(`AUDITKEY-${mark}`);
+    expect(out).not.toContain(`SQLITE-${mark}`);
+    expect(out).toMatch(/data\/new: Read-only file system/);
+    expect(fs.existsSync(path.join(dataDir, "new"))).toBe(false);
+    expect(r.stdout).not.toMatch(/agent-reach\.db|audit\.key|fedcba/);
   });
 });
 
