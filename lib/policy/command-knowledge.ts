@@ -1,6 +1,7 @@
 import path from "node:path";
 import { SHELL_NAMES, type Argv, type ArgvToken } from "@/lib/policy/command-pattern";
 import { analyzeSedScript } from "@/lib/policy/sed-script";
+import { has, parseArgs, values, type Option, type OptionSpec, type ParsedArgs } from "@/lib/policy/options";
 
 /**
  * What the policy knows about individual programs, independent of any rule:
@@ -30,6 +31,12 @@ export interface Effects {
   floors: Floor[];
   /** Shell source the command runs (`bash -c STRING`, `eval ARGS`): parsed and classified too. null = not static. */
   scripts: Array<{ via: string; source: string | null }>;
+  /**
+   * For git: the directory it runs in, relative to the command's working directory ("" = that
+   * directory; absolute after `-C /x`), or null when not known statically. The caller checks
+   * which repository git finds from there (lib/policy/git-repo.ts). Absent for other programs.
+   */
+  gitDir?: string | null;
 }
 
 /** One command in a chain of wrappers: `timeout 5 xargs grep x` is timeout → xargs → grep. */
@@ -46,101 +53,80 @@ function noEffects(): Effects {
 
 const ask = (reason: string): Floor => ({ decision: "ask", reason });
 
-// ---------------------------------------------------------------------------------------------
-// Option parsing (getopt_long-like)
-// ---------------------------------------------------------------------------------------------
-
-interface OptionSpec {
-  /** Short option letters that take a value (`-o FILE`, `-oFILE`). */
-  shortValue?: string;
-  /** Short option letters whose value is optional and only attached (`-i[SUFFIX]`). */
-  shortOptional?: string;
-  /** Long option names that take a value (`--output FILE`, `--output=FILE`). */
-  longValue?: string[];
-  /** POSIX style: options end at the first operand (wrappers); otherwise GNU permutation. */
-  stopAtOperand?: boolean;
-}
-
-interface Option {
-  /** `-o` or `--output` (long names as written, possibly abbreviated). */
-  name: string;
-  value: string | null;
-}
-
-interface Operand {
-  value: string | null;
-  glob: boolean;
-  index: number;
-}
-
-interface ParsedArgs {
-  options: Option[];
-  operands: Operand[];
-}
-
-function parseArgs(tokens: ArgvToken[], spec: OptionSpec): ParsedArgs {
-  const options: Option[] = [];
-  const operands: Operand[] = [];
-  let onlyOperands = false;
-  for (let i = 0; i < tokens.length; i++) {
-    const { value: v, glob } = tokens[i];
-    if (onlyOperands || v === null || v === "-" || !v.startsWith("-")) {
-      operands.push({ value: v, glob, index: i });
-      if (spec.stopAtOperand) onlyOperands = true;
-      continue;
-    }
-    if (v === "--") {
-      onlyOperands = true;
-      continue;
-    }
-    if (v.startsWith("--")) {
-      const eq = v.indexOf("=");
-      const name = eq === -1 ? v : v.slice(0, eq);
-      let value = eq === -1 ? null : v.slice(eq + 1);
-      if (value === null && (spec.longValue ?? []).some((l) => longMatches(name, l))) value = tokens[++i]?.value ?? null;
-      options.push({ name, value });
-      continue;
-    }
-    for (let j = 1; j < v.length; j++) {
-      const letter = v[j];
-      if (spec.shortValue?.includes(letter)) {
-        const attached = v.slice(j + 1);
-        options.push({ name: `-${letter}`, value: attached !== "" ? attached : (tokens[++i]?.value ?? null) });
-        break;
-      }
-      if (spec.shortOptional?.includes(letter)) {
-        options.push({ name: `-${letter}`, value: v.slice(j + 1) || null });
-        break;
-      }
-      options.push({ name: `-${letter}`, value: null });
-    }
-  }
-  return { options, operands };
-}
-
-/** True when the long option `written` (`--out`) names `full` (`output`), abbreviations included. */
-function longMatches(written: string, full: string): boolean {
-  const name = written.replace(/^--/, "");
-  return name === full || (name.length >= 2 && full.startsWith(name));
-}
-
-/** True when `opts` holds `-short` or `--long` (any of the given spellings). */
-function has(opts: Option[], short: string | null, ...long: string[]): boolean {
-  return opts.some((o) => (short !== null && o.name === `-${short}`) || long.some((l) => o.name.startsWith("--") && longMatches(o.name, l)));
-}
-
-function values(opts: Option[], short: string | null, ...long: string[]): Array<string | null> {
-  return opts
-    .filter((o) => (short !== null && o.name === `-${short}`) || long.some((l) => o.name.startsWith("--") && longMatches(o.name, l)))
-    .map((o) => o.value);
-}
-
 /** Static operand values (operands not known statically are skipped: the caller already asks for them). */
 function known(items: Array<string | null>): string[] {
   return items.filter((v): v is string => v !== null);
 }
 
 const tok = (value: string): ArgvToken => ({ value, glob: false });
+
+/**
+ * Every long option of the programs below, as their `--help` lists them (syntax: options.ts).
+ * Options are resolved against these lists the way getopt_long does, so an abbreviation means
+ * the option it abbreviates and an unknown or ambiguous one asks.
+ */
+const LONG = {
+  cat: "show-all number-nonblank show-ends number squeeze-blank show-tabs show-nonprinting help version",
+  head: "bytes= lines= quiet|silent verbose zero-terminated help version",
+  tail: "bytes= follow=? lines= max-unchanged-stats= pid= quiet|silent retry sleep-interval= verbose zero-terminated help version",
+  wc: "bytes chars lines files0-from= max-line-length words help version",
+  stat: "dereference file-system cached= format= printf= terse help version",
+  ls: "all almost-all author escape block-size= ignore-backups color=? directory dired classify=? file-type format= full-time group-directories-first no-group human-readable si dereference-command-line dereference-command-line-symlink-to-dir hide= hyperlink=? indicator-style= inode ignore= kibibytes dereference numeric-uid-gid literal indicator-style= hide-control-chars show-control-chars quote-name quoting-style= reverse recursive size sort= time= time-style= tabsize= width= context zero help version",
+  du: "null all apparent-size block-size= bytes total dereference-args max-depth= files0-from= human-readable inodes dereference count-links no-dereference separate-dirs si summarize threshold= time time= time-style= exclude-from= exclude= one-file-system help version",
+  nl: "body-numbering= section-delimiter= footer-numbering= header-numbering= line-increment= join-blank-lines= number-format= no-renumber number-separator= starting-line-number= number-width= help version",
+  od: "address-radix= endian= skip-bytes= read-bytes= strings=? format= output-duplicates width=? traditional help version",
+  md5sum: "binary check tag text zero ignore-missing quiet status strict warn help version",
+  sha1sum: "binary check tag text zero ignore-missing quiet status strict warn help version",
+  sha256sum: "binary check tag text zero ignore-missing quiet status strict warn help version",
+  sha512sum: "binary check tag text zero ignore-missing quiet status strict warn help version",
+  cksum: "algorithm= check length= tag untagged zero ignore-missing quiet status strict warn debug help version",
+  strings: "all data print-file-name bytes= radix= include-all-whitespace target= encoding= unicode= output-separator= help version",
+  readlink: "canonicalize canonicalize-existing canonicalize-missing no-newline quiet silent verbose zero help version",
+  realpath: "canonicalize-existing canonicalize-missing logical physical quiet relative-to= relative-base= strip|no-symlinks zero help version",
+  cmp: "print-bytes ignore-initial= ignore-initial= verbose bytes= quiet|silent help version",
+  comm: "check-order nocheck-order output-delimiter= total zero-terminated help version",
+  diff: "normal brief report-identical-files context=? unified=? ed rcs side-by-side width= left-column suppress-common-lines show-c-function show-function-line= label= expand-tabs initial-tab tabsize= suppress-blank-empty paginate recursive no-dereference new-file unidirectional-new-file ignore-file-name-case no-ignore-file-name-case exclude= exclude-from= starting-file= from-file= to-file= ignore-case ignore-tab-expansion ignore-trailing-space ignore-space-change ignore-all-space ignore-blank-lines ignore-matching-lines= text strip-trailing-cr ifdef= old-group-format= new-group-format= changed-group-format= unchanged-group-format= line-format= old-line-format= new-line-format= unchanged-line-format= minimal horizon-lines= speed-large-files color=? palette= help version",
+  more: "silent logical no-pause print-over clean-print exit-on-eof squeeze plain lines= help version",
+  grep: "extended-regexp fixed-strings basic-regexp perl-regexp regexp= file= ignore-case no-ignore-case word-regexp line-regexp null-data no-messages invert-match version help max-count= byte-offset line-number line-buffered with-filename no-filename label= only-matching quiet|silent binary-files= text directories= devices= recursive dereference-recursive include= exclude= exclude-from= exclude-dir= files-without-match files-with-matches count initial-tab null before-context= after-context= context= group-separator= no-group-separator color=? colour=? binary",
+  sed: "quiet|silent debug expression= file= follow-symlinks in-place=? line-length= posix regexp-extended separate sandbox unbuffered null-data help version",
+  file: "help version magic-file= uncompress uncompress-noreport brief checking-printout exclude= exclude-quiet= files-from= separator= mime apple extension mime-type mime-encoding keep-going list dereference no-dereference no-buffer no-pad print0 preserve-date parameter= raw special-files no-sandbox compile debug",
+  sort: "ignore-leading-blanks dictionary-order ignore-case general-numeric-sort ignore-nonprinting month-sort human-numeric-sort numeric-sort random-sort random-source= reverse sort= version-sort batch-size= check=? compress-program= debug files0-from= key= merge output= stable buffer-size= field-separator= temporary-directory= parallel= unique zero-terminated help version",
+  uniq: "count repeated all-repeated=? skip-fields= group=? ignore-case skip-chars= unique zero-terminated check-chars= help version",
+  rm: "force interactive=? one-file-system no-preserve-root preserve-root=? recursive dir verbose help version",
+  rmdir: "ignore-fail-on-non-empty parents verbose help version",
+  shred: "force iterations= random-source= size= remove=? verbose exact zero help version",
+  touch: "no-create date= no-dereference reference= time= help version",
+  mkdir: "mode= parents verbose context=? help version",
+  truncate: "no-create io-blocks reference= size= help version",
+  tee: "append ignore-interrupts output-error=? help version",
+  chmod: "changes silent|quiet verbose no-preserve-root preserve-root reference= recursive help version",
+  chown: "changes silent|quiet verbose dereference no-dereference from= no-preserve-root preserve-root reference= recursive help version",
+  chgrp: "changes silent|quiet verbose dereference no-dereference no-preserve-root preserve-root reference= recursive help version",
+  mv: "backup=? force interactive no-clobber strip-trailing-slashes suffix= target-directory= no-target-directory update verbose context help version",
+  cp: "archive attributes-only backup=? copy-contents force interactive link dereference no-clobber no-dereference preserve=? no-preserve= parents recursive reflink=? remove-destination sparse= strip-trailing-slashes symbolic-link suffix= target-directory= no-target-directory update verbose one-file-system context=? help version",
+  install: "backup=? compare directory group= mode= owner= preserve-timestamps strip strip-program= suffix= target-directory= no-target-directory verbose preserve-context context=? help version",
+  ln: "backup=? directory force interactive logical no-dereference physical relative symbolic suffix= target-directory= no-target-directory verbose help version",
+  printenv: "null help version",
+  env: "ignore-environment null unset= chdir= split-string= block-signal=? default-signal=? ignore-signal=? list-signal-handling debug help version",
+  nice: "adjustment= help version",
+  stdbuf: "input= output= error= help version",
+  ionice: "class= classdata= pid= pgid= ignore uid= help version",
+  timeout: "preserve-status foreground kill-after= signal= verbose help version",
+  xargs: "null arg-file= delimiter= eof=? replace=? max-lines= max-args= open-tty max-procs= interactive process-slot-var= no-run-if-empty max-chars= show-limits verbose exit help version",
+  setsid: "ctty fork wait help version",
+} as const;
+
+/** sudo 1.9 (sudo(8) "OPTIONS"). */
+const SUDO_LONG = "askpass background bell close-from= chdir= preserve-env=? edit group= set-home help host= login remove-timestamp reset-timestamp list non-interactive preserve-groups prompt= chroot= role= stdin shell type= command-timeout= other-user= user= version validate";
+
+/** tree 2.x: its own parser takes long options only in full. */
+const TREE_LONG = "help version inodes device noreport nolinks dirsfirst filesfirst filelimit= charset= si du prune timefmt= fromfile fromtabfile gitignore gitfile= info infofile= hyperlink scheme= authority= noindent ignore-case matchdirs metafirst sort=";
+
+/** ripgrep 14 (clap: long options only in full; `--no-` forms are separate options). */
+const RG_LONG = [
+  "regexp= file= after-context= before-context= binary block-buffered byte-offset case-sensitive color= colors= column context= context-separator= count count-matches crlf debug dfa-size-limit= encoding= engine= field-context-separator= field-match-separator= files files-with-matches files-without-match fixed-strings follow generate= glob= glob-case-insensitive heading help hidden hostname-bin= hyperlink-format= iglob= ignore-case ignore-file= ignore-file-case-insensitive include-zero invert-match json line-buffered line-number line-regexp max-columns= max-columns-preview max-count= max-depth= max-filesize= maxdepth= mmap multiline multiline-dotall no-config no-filename no-heading no-ignore no-ignore-dot no-ignore-exclude no-ignore-files no-ignore-global no-ignore-messages no-ignore-parent no-ignore-vcs no-line-number no-messages no-mmap no-pcre2-unicode no-require-git no-unicode null null-data one-file-system only-matching passthru passthrough path-separator= pcre2 pcre2-version pre= pre-glob= pretty quiet regex-size-limit= replace= search-zip smart-case sort= sortr= stats stop-on-nonmatch text threads= trim type= type-add= type-clear= type-list type-not= unrestricted version vimgrep with-filename word-regexp",
+  "no-binary no-block-buffered no-byte-offset no-column no-context-separator no-crlf no-encoding no-fixed-strings no-follow no-glob-case-insensitive no-heading no-hidden no-ignore-case no-ignore-file-case-insensitive no-include-zero no-invert-match no-json no-line-buffered no-max-columns-preview no-multiline no-multiline-dotall no-no-ignore no-pcre2 no-pre no-search-zip no-sort-files no-stats no-text no-trim no-auto-hybrid-regex auto-hybrid-regex sort-files",
+].join(" ");
 
 // ---------------------------------------------------------------------------------------------
 // Wrappers
@@ -171,8 +157,7 @@ type Unwrapper = (tokens: ArgvToken[]) => { inner: ArgvToken[] | null; effects: 
 const WRAPPERS: Record<string, Unwrapper> = {
   env(tokens) {
     const effects = noEffects();
-    const spec: OptionSpec = { shortValue: "uCS", longValue: ["unset", "chdir", "split-string"], stopAtOperand: true };
-    const { options, operands } = parseArgs(tokens, spec);
+    const { options, operands } = parseFor("env", tokens, { shortValue: "uCS", long: LONG.env, stopAtOperand: true }, effects);
     if (has(options, "S", "split-string")) effects.floors.push(ask("unclassifiable: env -S splits a string into a command"));
     if (has(options, "C", "chdir")) effects.floors.push(ask("env --chdir: runs the command in another directory"));
     const i = leadingAssignments(tokens, operands.length ? operands[0].index : tokens.length, "env", effects);
@@ -183,48 +168,53 @@ const WRAPPERS: Record<string, Unwrapper> = {
     return { inner: tokens.slice(i), effects, transparent: true };
   },
   command(tokens) {
-    const { options, operands } = parseArgs(tokens, { stopAtOperand: true });
-    if (has(options, "v") || has(options, "V")) return { inner: null, effects: noEffects(), transparent: false };
-    return { inner: operands.length ? tokens.slice(operands[0].index) : null, effects: noEffects(), transparent: true };
+    const effects = noEffects();
+    const { options, operands } = parseFor("command", tokens, { stopAtOperand: true }, effects);
+    if (has(options, "v") || has(options, "V")) return { inner: null, effects, transparent: false };
+    return { inner: operands.length ? tokens.slice(operands[0].index) : null, effects, transparent: true };
   },
   builtin: (tokens) => ({ inner: tokens.length ? tokens : null, effects: noEffects(), transparent: true }),
   exec(tokens) {
-    const { operands } = parseArgs(tokens, { shortValue: "a", stopAtOperand: true });
-    return { inner: operands.length ? tokens.slice(operands[0].index) : null, effects: noEffects(), transparent: true };
+    const effects = noEffects();
+    const { operands } = parseFor("exec", tokens, { shortValue: "a", stopAtOperand: true }, effects);
+    return { inner: operands.length ? tokens.slice(operands[0].index) : null, effects, transparent: true };
   },
-  nice: simpleWrapper({ shortValue: "n", longValue: ["adjustment"] }),
-  nohup: simpleWrapper({}),
+  nice: simpleWrapper("nice", { shortValue: "n", long: LONG.nice }),
+  nohup: simpleWrapper("nohup", { long: "help version" }),
   // setsid leaves the process group, so a timeout could not stop what it runs: not looked through.
   setsid(tokens) {
-    const { operands } = parseArgs(tokens, { stopAtOperand: true });
-    return { inner: operands.length ? tokens.slice(operands[0].index) : null, effects: noEffects(), transparent: false };
+    const effects = noEffects();
+    const { operands } = parseFor("setsid", tokens, { long: LONG.setsid, stopAtOperand: true }, effects);
+    return { inner: operands.length ? tokens.slice(operands[0].index) : null, effects, transparent: false };
   },
-  stdbuf: simpleWrapper({ shortValue: "ioe", longValue: ["input", "output", "error"] }),
+  stdbuf: simpleWrapper("stdbuf", { shortValue: "ioe", long: LONG.stdbuf }),
   ionice(tokens) {
-    const { options, operands } = parseArgs(tokens, { shortValue: "cnpPu", longValue: ["class", "classdata", "pid", "pgid", "uid"], stopAtOperand: true });
-    if (has(options, "p", "pid") || has(options, "P", "pgid") || has(options, "u", "uid")) return { inner: null, effects: noEffects(), transparent: false };
-    return { inner: operands.length ? tokens.slice(operands[0].index) : null, effects: noEffects(), transparent: true };
+    const effects = noEffects();
+    const { options, operands } = parseFor("ionice", tokens, { shortValue: "cnpPu", long: LONG.ionice, stopAtOperand: true }, effects);
+    if (has(options, "p", "pid") || has(options, "P", "pgid") || has(options, "u", "uid")) return { inner: null, effects, transparent: false };
+    return { inner: operands.length ? tokens.slice(operands[0].index) : null, effects, transparent: true };
   },
   time(tokens) {
-    const { options, operands } = parseArgs(tokens, { shortValue: "fo", longValue: ["format", "output"], stopAtOperand: true });
     const effects = noEffects();
+    const { options, operands } = parseFor("time", tokens, { shortValue: "fo", long: "format= portability output= append verbose quiet help version", stopAtOperand: true }, effects);
     effects.writes.push(...known(values(options, "o", "output")));
     return { inner: operands.length ? tokens.slice(operands[0].index) : null, effects, transparent: true };
   },
   timeout(tokens) {
-    const { operands } = parseArgs(tokens, { shortValue: "sk", longValue: ["signal", "kill-after"], stopAtOperand: true });
+    const effects = noEffects();
+    const { operands } = parseFor("timeout", tokens, { shortValue: "sk", long: LONG.timeout, stopAtOperand: true }, effects);
     // The first operand is the duration; the command follows it.
-    return { inner: operands.length > 1 ? tokens.slice(operands[1].index) : null, effects: noEffects(), transparent: true };
+    return { inner: operands.length > 1 ? tokens.slice(operands[1].index) : null, effects, transparent: true };
   },
   xargs(tokens) {
     const spec: OptionSpec = {
       shortValue: "adEILnPs",
       shortOptional: "eil",
-      longValue: ["arg-file", "delimiter", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"],
+      long: LONG.xargs,
       stopAtOperand: true,
     };
-    const { options, operands } = parseArgs(tokens, spec);
     const effects = noEffects();
+    const { options, operands } = parseFor("xargs", tokens, spec, effects);
     effects.reads.push(...known(values(options, "a", "arg-file")));
     const replace = [...values(options, "I", "replace"), ...values(options, "i")].map((v) => v ?? "{}");
     const explicit = has(options, "I", "replace") || has(options, "i");
@@ -235,28 +225,41 @@ const WRAPPERS: Record<string, Unwrapper> = {
   sudo(tokens) {
     const spec: OptionSpec = {
       shortValue: "CDghpRrtTUu",
-      longValue: ["close-from", "chdir", "group", "host", "prompt", "chroot", "role", "type", "command-timeout", "other-user", "user"],
+      long: SUDO_LONG,
       stopAtOperand: true,
     };
-    const { options, operands } = parseArgs(tokens, spec);
-    if (has(options, "e", "edit") || has(options, "l", "list") || has(options, "v", "validate")) return { inner: null, effects: noEffects(), transparent: false };
     const effects = noEffects();
+    const { options, operands } = parseFor("sudo", tokens, spec, effects);
+    if (has(options, "e", "edit") || has(options, "l", "list") || has(options, "v", "validate")) return { inner: null, effects, transparent: false };
     const i = leadingAssignments(tokens, operands.length ? operands[0].index : tokens.length, "sudo", effects);
     return { inner: i < tokens.length ? tokens.slice(i) : null, effects, transparent: false };
   },
   doas(tokens) {
-    const { operands } = parseArgs(tokens, { shortValue: "uC", stopAtOperand: true });
-    return { inner: operands.length ? tokens.slice(operands[0].index) : null, effects: noEffects(), transparent: false };
+    const effects = noEffects();
+    const { operands } = parseFor("doas", tokens, { shortValue: "uC", stopAtOperand: true }, effects);
+    return { inner: operands.length ? tokens.slice(operands[0].index) : null, effects, transparent: false };
   },
   busybox: (tokens) => ({ inner: tokens.length ? tokens : null, effects: noEffects(), transparent: false }),
   coproc: (tokens) => ({ inner: tokens.length ? tokens : null, effects: noEffects(), transparent: false }),
 };
 
-function simpleWrapper(spec: OptionSpec): Unwrapper {
+function simpleWrapper(name: string, spec: OptionSpec): Unwrapper {
+  const full: OptionSpec = { ...spec, stopAtOperand: true };
   return (tokens) => {
-    const { operands } = parseArgs(tokens, { ...spec, stopAtOperand: true });
-    return { inner: operands.length ? tokens.slice(operands[0].index) : null, effects: noEffects(), transparent: true };
+    const effects = noEffects();
+    const { operands } = parseFor(name, tokens, full, effects);
+    return { inner: operands.length ? tokens.slice(operands[0].index) : null, effects, transparent: true };
   };
+}
+
+/**
+ * `parseArgs`, with every unknown or ambiguous long option added to `effects` as an ask: the
+ * policy cannot know what the program makes of an option it does not know.
+ */
+function parseFor(name: string, tokens: ArgvToken[], spec: OptionSpec, effects: Effects): ParsedArgs {
+  const parsed = parseArgs(tokens, spec);
+  for (const p of parsed.problems) effects.floors.push(ask(`${name} ${p}`));
+  return parsed;
 }
 
 /** `sh -c STRING`: options of POSIX shells; returns the command string token, if any. */
@@ -344,7 +347,7 @@ function reader(spec: OptionSpec = {}): Program {
     spec,
     effects(parsed, _t, effects) {
       effects.reads.push(...known(parsed.operands.map((o) => o.value)));
-      effects.reads.push(...known(values(parsed.options, null, "files0-from")), ...known(values(parsed.options, "X", "exclude-from")));
+      effects.reads.push(...known(values(parsed.options, null, "files0-from", "from-file", "to-file")), ...known(values(parsed.options, "X", "exclude-from")));
     },
   };
 }
@@ -373,17 +376,46 @@ function asks(reason: string, when: (parsed: ParsedArgs, tokens: ArgvToken[]) =>
 
 const GREP_SPEC: OptionSpec = {
   shortValue: "efmABCdD",
-  longValue: ["regexp", "file", "max-count", "after-context", "before-context", "context", "directories", "devices", "include", "exclude", "exclude-from", "exclude-dir", "label", "binary-files", "group-separator"],
+  long: LONG.grep,
 };
 
 const RG_SPEC: OptionSpec = {
   shortValue: "efgtTmABCEjMrd",
-  longValue: ["regexp", "file", "glob", "iglob", "type", "type-not", "max-count", "after-context", "before-context", "context", "encoding", "threads", "max-columns", "replace", "max-depth", "pre", "pre-glob", "hostname-bin", "path-separator", "type-add", "type-clear", "ignore-file", "sort", "sortr", "colors", "color", "max-filesize", "dfa-size-limit", "regex-size-limit", "engine", "context-separator", "field-context-separator", "field-match-separator"],
+  long: RG_LONG,
+  exactLong: true,
 };
 
-const SED_SPEC: OptionSpec = { shortValue: "efl", shortOptional: "i", longValue: ["expression", "file", "line-length"] };
+const SED_SPEC: OptionSpec = { shortValue: "efl", shortOptional: "i", long: LONG.sed };
 
-const COPY_SPEC: OptionSpec = { shortValue: "tSmog", longValue: ["target-directory", "suffix", "mode", "owner", "group", "strip-program"] };
+const COPY_SPEC: OptionSpec = { shortValue: "tSmog", long: `${LONG.cp} ${LONG.install}` };
+
+/**
+ * binutils strings: an operand `@FILE` is a response file (its contents become more options and
+ * operands), which the policy cannot check; the file itself is read.
+ */
+const stringsEffects: Program["effects"] = (parsed, _t, effects) => {
+  for (const o of parsed.operands) {
+    if (o.value?.startsWith("@")) {
+      effects.reads.push(o.value.slice(1));
+      effects.floors.push(ask(`strings ${o.value}: takes more options and file names from ${o.value.slice(1)}, which the policy cannot check`));
+    } else if (o.value !== null) {
+      effects.reads.push(o.value);
+    }
+  }
+};
+
+/**
+ * Options that take the names of the files to read from a file (`--files0-from=F`,
+ * `file -f F`, `tar -T F`): the list is read when the command runs and cannot be checked before,
+ * so they ask; the list file itself is a read.
+ */
+const FILE_LIST_OPTIONS: Record<string, { short: string | null; long: string[] }> = {
+  wc: { short: null, long: ["files0-from"] },
+  du: { short: null, long: ["files0-from"] },
+  sort: { short: null, long: ["files0-from"] },
+  file: { short: "f", long: ["files-from"] },
+  tar: { short: "T", long: ["files-from"] },
+};
 
 /** grep and friends: the first operand is the pattern unless -e/-f give it. */
 const grepLike: Program["effects"] = (parsed, _t, effects) => {
@@ -394,28 +426,28 @@ const grepLike: Program["effects"] = (parsed, _t, effects) => {
 
 const PROGRAMS: Record<string, Program> = {
   // Readers (GNU coreutils and friends).
-  cat: reader(),
-  head: reader({ shortValue: "nc", longValue: ["lines", "bytes"] }),
-  tail: reader({ shortValue: "ncs", longValue: ["lines", "bytes", "pid", "sleep-interval", "max-unchanged-stats"] }),
-  wc: reader({ longValue: ["files0-from"] }),
-  stat: reader({ shortValue: "c", longValue: ["format", "printf"] }),
-  ls: reader({ shortValue: "ITw", longValue: ["ignore", "hide", "format", "sort", "time", "time-style", "width", "tabsize", "color", "indicator-style", "block-size", "quoting-style"] }),
-  du: reader({ shortValue: "BdtX", longValue: ["max-depth", "block-size", "threshold", "exclude", "exclude-from", "files0-from", "time-style", "time"] }),
-  nl: reader({ shortValue: "bdfhilnsvw" }),
-  od: reader({ shortValue: "AjNStw" }),
-  md5sum: reader(),
-  sha1sum: reader(),
-  sha256sum: reader(),
-  sha512sum: reader(),
-  cksum: reader(),
-  strings: reader({ shortValue: "nte" }),
-  readlink: reader(),
-  realpath: reader(),
-  cmp: reader({ shortValue: "in", longValue: ["ignore-initial", "bytes"] }),
-  comm: reader({ longValue: ["output-delimiter"] }),
-  diff: reader({ shortValue: "CUFIxXS", longValue: ["context", "unified", "ignore-matching-lines", "exclude", "exclude-from", "starting-file", "label", "line-format", "from-file", "to-file", "horizon-lines", "width", "tabsize", "color", "palette"] }),
-  less: reader(),
-  more: reader(),
+  cat: reader({ long: LONG.cat }),
+  head: reader({ shortValue: "nc", long: LONG.head }),
+  tail: reader({ shortValue: "ncs", long: LONG.tail }),
+  wc: reader({ long: LONG.wc }),
+  stat: reader({ shortValue: "c", long: LONG.stat }),
+  ls: reader({ shortValue: "ITw", long: LONG.ls }),
+  du: reader({ shortValue: "BdtX", long: LONG.du }),
+  nl: reader({ shortValue: "bdfhilnsvw", long: LONG.nl }),
+  od: reader({ shortValue: "AjNStw", long: LONG.od }),
+  md5sum: reader({ long: LONG.md5sum }),
+  sha1sum: reader({ long: LONG.sha1sum }),
+  sha256sum: reader({ long: LONG.sha256sum }),
+  sha512sum: reader({ long: LONG.sha512sum }),
+  cksum: reader({ shortValue: "al", long: LONG.cksum }),
+  strings: { spec: { shortValue: "ntTes", long: LONG.strings }, effects: stringsEffects },
+  readlink: reader({ long: LONG.readlink }),
+  realpath: reader({ long: LONG.realpath }),
+  cmp: reader({ shortValue: "in", long: LONG.cmp }),
+  comm: reader({ long: LONG.comm }),
+  diff: reader({ shortValue: "CUFIxXSDLW", long: LONG.diff }),
+  less: reader({ shortValue: "bhjkoOpPtTxyz#" }),
+  more: reader({ shortValue: "n", long: LONG.more }),
   grep: { spec: GREP_SPEC, effects: grepLike },
   egrep: { spec: GREP_SPEC, effects: grepLike },
   fgrep: { spec: GREP_SPEC, effects: grepLike },
@@ -429,21 +461,21 @@ const PROGRAMS: Record<string, Program> = {
   },
   sed: { spec: SED_SPEC, effects: sedEffects },
   file: {
-    spec: { shortValue: "mfFeP", longValue: ["magic-file", "files-from", "separator", "exclude", "parameter"] },
+    spec: { shortValue: "mfFeP", long: LONG.file },
     effects(parsed, _t, effects) {
       if (has(parsed.options, "C", "compile")) effects.floors.push(ask("file -C: writes a compiled magic file"));
       effects.reads.push(...known(parsed.operands.map((o) => o.value)), ...known(values(parsed.options, "m", "magic-file")), ...known(values(parsed.options, "f", "files-from")));
     },
   },
   tree: {
-    spec: { shortValue: "LPIHTo", longValue: ["charset", "filelimit", "timefmt", "sort", "fromfile"] },
+    spec: { shortValue: "LPIHTo", long: TREE_LONG, exactLong: true },
     effects(parsed, _t, effects) {
       effects.writes.push(...known(values(parsed.options, "o")));
       effects.reads.push(...known(parsed.operands.map((o) => o.value)));
     },
   },
   sort: {
-    spec: { shortValue: "kotST", longValue: ["key", "field-separator", "output", "buffer-size", "temporary-directory", "compress-program", "files0-from", "parallel", "batch-size", "random-source", "sort"] },
+    spec: { shortValue: "kotST", long: LONG.sort },
     effects(parsed, _t, effects) {
       effects.writes.push(...known(values(parsed.options, "o", "output")));
       if (has(parsed.options, null, "compress-program")) effects.floors.push(ask("sort --compress-program: runs another program"));
@@ -451,7 +483,7 @@ const PROGRAMS: Record<string, Program> = {
     },
   },
   uniq: {
-    spec: { shortValue: "fsw", longValue: ["skip-fields", "skip-chars", "check-chars", "group", "all-repeated"] },
+    spec: { shortValue: "fsw", long: LONG.uniq },
     effects(parsed, _t, effects) {
       const [input, output] = parsed.operands.map((o) => o.value);
       effects.reads.push(...known([input ?? null]));
@@ -459,18 +491,18 @@ const PROGRAMS: Record<string, Program> = {
     },
   },
   // Writers.
-  rm: writer(),
-  rmdir: writer(),
-  unlink: writer(),
-  shred: writer({ shortValue: "ns", longValue: ["iterations", "size", "random-source", "remove"] }),
-  touch: writer({ shortValue: "dtr", longValue: ["date", "reference", "time"] }),
-  mkdir: writer({ shortValue: "m", longValue: ["mode", "context"] }),
-  truncate: writer({ shortValue: "sr", longValue: ["size", "reference"] }),
-  tee: writer({ longValue: [] }),
-  chmod: writer({ longValue: ["reference"] }, { skipFirst: true }),
-  chown: writer({ longValue: ["reference", "from"] }, { skipFirst: true }),
-  chgrp: writer({ longValue: ["reference"] }, { skipFirst: true }),
-  mv: writer({ shortValue: "tS", longValue: ["target-directory", "suffix"] }),
+  rm: writer({ long: LONG.rm }),
+  rmdir: writer({ long: LONG.rmdir }),
+  unlink: writer({ long: "help version" }),
+  shred: writer({ shortValue: "ns", long: LONG.shred }),
+  touch: writer({ shortValue: "dtr", long: LONG.touch }),
+  mkdir: writer({ shortValue: "m", long: LONG.mkdir }),
+  truncate: writer({ shortValue: "sr", long: LONG.truncate }),
+  tee: writer({ long: LONG.tee }),
+  chmod: writer({ long: LONG.chmod }, { skipFirst: true }),
+  chown: writer({ long: LONG.chown }, { skipFirst: true }),
+  chgrp: writer({ long: LONG.chgrp }, { skipFirst: true }),
+  mv: writer({ shortValue: "tS", long: LONG.mv }),
   cp: { spec: COPY_SPEC, effects: copyLike },
   install: {
     spec: COPY_SPEC,
@@ -481,7 +513,7 @@ const PROGRAMS: Record<string, Program> = {
     },
   },
   ln: {
-    spec: { shortValue: "tS", longValue: ["target-directory", "suffix"] },
+    spec: { shortValue: "tS", long: LONG.ln },
     effects(parsed, _t, effects) {
       const target = values(parsed.options, "t", "target-directory");
       const ops = parsed.operands.map((o) => o.value);
@@ -574,43 +606,140 @@ function sedEffects(parsed: ParsedArgs, _t: ArgvToken[], effects: Effects): void
   effects.reads.push(...analysis.reads);
 }
 
-/** git global options that take a value, and whether they are safe. */
-const GIT_GLOBAL_VALUE = ["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--super-prefix", "--config-env", "--list-cmds", "--attr-source"];
+/**
+ * git's global options (git(1) "OPTIONS"; git.c reads them in full, no abbreviations): those that
+ * take a value, and the others it knows. Anything else before the subcommand is unknown and asks.
+ */
+const GIT_GLOBAL_VALUE = new Set(["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--list-cmds", "--attr-source"]);
+const GIT_GLOBAL_FLAGS = new Set([
+  "-p", "--paginate", "-P", "--no-pager", "--no-replace-objects", "--bare", "--literal-pathspecs", "--glob-pathspecs",
+  "--noglob-pathspecs", "--icase-pathspecs", "--no-optional-locks", "--no-lazy-fetch", "--html-path", "--man-path",
+  "--info-path", "--exec-path", "-v", "--version", "-h", "--help",
+]);
+
+/** Global options that make git use another configuration, repository or program. */
+const GIT_GLOBAL_ASKS: Record<string, string> = {
+  "-c": "configuration on the command line can make git run other programs",
+  "--config-env": "configuration from the environment can make git run other programs",
+  "--exec-path": "runs git's subcommands from another directory",
+  "--git-dir": "uses another repository, whose configuration can run programs",
+  "--work-tree": "uses another working tree",
+  "--bare": "treats the directory as a bare repository, whose configuration can run programs",
+  "--super-prefix": "an internal option",
+};
 
 /**
- * git: strips global options so `git -C dir --no-pager log -1` matches `git log *`; `-c`,
- * `--config-env` and `--exec-path` can make git run any program (core.pager, core.fsmonitor,
- * aliases); `--output` of diff/log/show writes a file; `-C`, `--git-dir`, `--work-tree` are read.
+ * Long options of git subcommands that write, read arbitrary files or run programs. git's
+ * option parser accepts unambiguous prefixes, so any written option that is a prefix of one of
+ * these counts as it (`--outp=x` is `--output=x`). `kind` says what its value is.
+ */
+const GIT_RISKY_LONG: Array<{ name: string; kind: "write" | "read" | "list" | "runs" | "reads-any"; what: string }> = [
+  { name: "output", kind: "write", what: "writes its output to a file" },
+  { name: "no-index", kind: "reads-any", what: "compares arbitrary files, not the repository" },
+  { name: "open-files-in-pager", kind: "runs", what: "runs a pager program" },
+  { name: "upload-pack", kind: "runs", what: "runs another program on the remote side" },
+  { name: "receive-pack", kind: "runs", what: "runs another program on the remote side" },
+  { name: "exec", kind: "runs", what: "runs another program" },
+  { name: "config", kind: "runs", what: "sets configuration that can run programs" },
+  { name: "template", kind: "runs", what: "copies hooks from a template directory" },
+  { name: "pathspec-from-file", kind: "list", what: "takes the paths from a file the policy cannot check" },
+  { name: "file", kind: "read", what: "reads a file" },
+  { name: "contents", kind: "read", what: "reads a file" },
+  { name: "ignore-revs-file", kind: "read", what: "reads a file" },
+  { name: "orderfile", kind: "read", what: "reads a file" },
+  { name: "body-file", kind: "read", what: "reads a file" },
+];
+
+/** Short options of git subcommands whose value is a file that is read (`git commit -F msg`, `git diff -Ofile`, `git grep -f pats`). */
+const GIT_SHORT_READS: Record<string, string> = { commit: "F", tag: "F", notes: "F", "merge": "F", diff: "O", log: "O", show: "O", grep: "f" };
+
+/**
+ * git: strips global options so `git -C dir --no-pager log -1` matches `git log *`. Global
+ * options that change the configuration, repository or programs git uses ask; `-C` and the
+ * subcommand's paths are read; file-writing, file-reading and program-running options of the
+ * subcommand are found in any abbreviation; `REV:path` names a path too (`git show HEAD:.env`
+ * prints .env). `git diff` reads every operand as a path: outside a repository, or when a path
+ * lies outside it, it compares the files themselves (an implicit `--no-index`).
+ * The repository git will use is checked by the caller (lib/policy/git-repo.ts), from `gitDir`.
  */
 function gitEffects(tokens: ArgvToken[]): { normalized: ArgvToken[]; effects: Effects } {
   const effects = noEffects();
-  let dir: string | null = null;
+  let dir: string | null = "";
   let i = 0;
   for (; i < tokens.length; i++) {
     const v = tokens[i].value;
     if (v === null) {
       effects.floors.push(ask("unclassifiable: git option not static"));
+      dir = null;
       break;
     }
     if (!v.startsWith("-")) break;
     const eq = v.indexOf("=");
-    const name = v.startsWith("--") && eq !== -1 ? v.slice(0, eq) : v;
-    const takesValue = GIT_GLOBAL_VALUE.includes(name);
-    const value = !takesValue ? null : v.startsWith("--") && eq !== -1 ? v.slice(eq + 1) : (tokens[++i]?.value ?? null);
-    if (name === "-c" || name === "--config-env" || name === "--exec-path") effects.floors.push(ask(`git ${name}: configuration can make git run other programs`));
-    if (name === "-C" && value !== null) dir = dir && !value.startsWith("/") ? `${dir}/${value}` : value;
+    const name = v.startsWith("--") && eq !== -1 ? v.slice(0, eq) : /^-[Cc]./.test(v) ? v.slice(0, 2) : v;
+    const attached = v.startsWith("--") && eq !== -1 ? v.slice(eq + 1) : /^-[Cc]./.test(v) ? v.slice(2) : null;
+    if (!GIT_GLOBAL_VALUE.has(name) && !GIT_GLOBAL_FLAGS.has(name)) {
+      effects.floors.push(ask(`git ${name} is not an option the policy knows for git`));
+      continue;
+    }
+    const value = !GIT_GLOBAL_VALUE.has(name) ? attached : (attached ?? tokens[++i]?.value ?? null);
+    if (Object.hasOwn(GIT_GLOBAL_ASKS, name) && !(name === "--exec-path" && value === null)) effects.floors.push(ask(`git ${name}: ${GIT_GLOBAL_ASKS[name]}`));
+    if (name === "-C") {
+      if (value === null || dir === null) dir = null;
+      else if (value !== "") dir = value.startsWith("/") || dir === "" ? value : `${dir}/${value}`;
+    }
     if ((name === "--git-dir" || name === "--work-tree") && value !== null) effects.reads.push(value);
   }
   const sub = tokens.slice(i);
-  const parsed = parseArgs(sub.slice(1), { longValue: ["output"] });
+  const subName = sub[0]?.value ?? null;
   const inDir = (p: string): string => (dir && !p.startsWith("/") ? `${dir}/${p}` : p);
   if (dir) effects.reads.push(dir);
-  effects.writes.push(...known(values(parsed.options, null, "output")).map(inDir));
-  if (has(parsed.options, "O", "open-files-in-pager")) effects.floors.push(ask("git grep -O: runs a pager program"));
-  // Without a repository git diff and git grep read any path they are given, outside the
-  // workspace too (`git diff --no-index /etc/shadow x`).
-  if ((sub[0]?.value === "diff" || sub[0]?.value === "grep") && sub.some((t) => t.value === "--no-index")) {
-    effects.floors.push(ask(`git ${sub[0].value} --no-index: reads arbitrary files, not the repository`));
+  effects.gitDir = dir;
+  const shortRead = subName !== null && Object.hasOwn(GIT_SHORT_READS, subName) ? GIT_SHORT_READS[subName] : null;
+  const operands: string[] = [];
+  let onlyOperands = false;
+  for (let j = 1; j < sub.length; j++) {
+    const v = sub[j].value;
+    if (v === null) continue;
+    if (onlyOperands || !v.startsWith("-") || v === "-") {
+      operands.push(v);
+      continue;
+    }
+    if (v === "--") {
+      onlyOperands = true;
+      continue;
+    }
+    if (v.startsWith("--")) {
+      const eq = v.indexOf("=");
+      const written = eq === -1 ? v.slice(2) : v.slice(2, eq);
+      const risky = written.length > 0 ? GIT_RISKY_LONG.find((r) => r.name.startsWith(written)) : undefined;
+      if (!risky) continue;
+      const value = eq !== -1 ? v.slice(eq + 1) : risky.kind === "reads-any" || risky.kind === "runs" ? null : (sub[++j]?.value ?? null);
+      const what = `git ${subName ?? ""} --${risky.name}${written !== risky.name ? ` (written --${written})` : ""}`;
+      if (risky.kind === "write") {
+        if (value !== null) effects.writes.push(inDir(value));
+        else effects.floors.push(ask(`${what}: ${risky.what}`));
+      } else if (risky.kind === "read") {
+        if (value !== null) effects.reads.push(inDir(value));
+        else effects.floors.push(ask(`${what}: ${risky.what} that is not known before the command runs`));
+      } else {
+        effects.floors.push(ask(`${what}: ${risky.what}`));
+      }
+      continue;
+    }
+    // Short options: only the file-reading ones of this subcommand matter here.
+    if (shortRead && v.length >= 2 && v[1] === shortRead) {
+      const value = v.length > 2 ? v.slice(2) : (sub[++j]?.value ?? null);
+      if (value !== null && value !== "-") effects.reads.push(inDir(value));
+    }
+    if (subName === "grep" && /^-[A-Za-z]*O/.test(v)) effects.floors.push(ask("git grep -O: runs a pager program"));
+  }
+  for (const op of operands) {
+    if (subName === "diff") effects.reads.push(inDir(op));
+    const colon = op.indexOf(":");
+    if (colon > 0 && !/^[\w+.-]+:\/\//.test(op) && !/^[^:/]*@[^:]*:/.test(op)) {
+      const p = op.slice(colon + 1);
+      if (p !== "" && !p.startsWith(":")) effects.reads.push(inDir(p.replace(/^\.\//, "")));
+    }
   }
   return { normalized: sub, effects };
 }
@@ -710,8 +839,13 @@ function programEffects(name: string | null, argv: Argv): ProgramResult {
     inner.push(...f.inner);
   } else if (Object.hasOwn(PROGRAMS, name)) {
     const program = PROGRAMS[name];
-    const parsed = parseArgs(rest, program.spec);
+    const parsed = parseFor(name, rest, program.spec, effects);
     program.effects(parsed, rest, effects);
+    if (Object.hasOwn(FILE_LIST_OPTIONS, name)) {
+      const lists = values(parsed.options, FILE_LIST_OPTIONS[name].short, ...FILE_LIST_OPTIONS[name].long);
+      for (const list of lists) effects.floors.push(ask(`${name}: takes the names of the files to read from ${list ?? "a file"}, which the policy cannot check`));
+      effects.reads.push(...known(lists).filter((l) => l !== "-"));
+    }
     if (Object.hasOwn(LINK_FOLLOWING, name) && LINK_FOLLOWING[name](parsed.options)) effects.floors.push(ask(FOLLOWS_LINKS(`${name}`)));
   }
   for (const t of rest) {
