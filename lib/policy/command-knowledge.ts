@@ -316,6 +316,35 @@ export function unwrapCommand(argv: Argv, depth = 0): Layer[] {
   return layers;
 }
 
+/**
+ * Programs whose every file effect this module models (the paths they read and write, the
+ * programs their options run), so that the policy's static reading of them is complete: with the
+ * floors above they are read-only when nothing else asks. Only these may be allowed for a command
+ * that will not run inside the sandbox (decide.ts); git only for the subcommands listed.
+ */
+const STATIC_READ_ONLY = new Set([
+  "cat", "head", "tail", "wc", "stat", "ls", "du", "nl", "od", "md5sum", "sha1sum", "sha256sum", "sha512sum", "cksum",
+  "strings", "readlink", "realpath", "cmp", "comm", "diff", "less", "more", "grep", "egrep", "fgrep", "rg", "sed",
+  "file", "tree", "sort", "uniq", "find", "echo", "printf", "pwd", "true", "false", "test", "[", ":", "cd", "pushd",
+  "popd", "dirs", "which", "type", "basename", "dirname", "whoami", "id", "uname", "sleep", "seq",
+]);
+const STATIC_READ_ONLY_GIT = new Set(["status", "diff", "log", "show", "blame", "grep", "ls-files", "ls-tree", "rev-parse", "describe", "shortlog", "rev-list", "cat-file"]);
+
+/**
+ * True when `argv` (one layer, git's global options already removed) is a program whose effects
+ * the policy models completely (see STATIC_READ_ONLY): what it reads and writes is known, so a
+ * decision to allow it does not rely on the sandbox.
+ */
+export function isStaticallyModelled(argv: Argv): boolean {
+  const name = commandName(argv);
+  if (name === null) return false;
+  if (name === "git") {
+    const sub = argv.tokens[1]?.value;
+    return sub !== null && sub !== undefined && STATIC_READ_ONLY_GIT.has(sub);
+  }
+  return STATIC_READ_ONLY.has(name);
+}
+
 /** The basename of argv[0] when static (`/usr/bin/env` → `env`), else null. */
 export function commandName(argv: Argv): string | null {
   const first = argv.tokens[0];
@@ -544,6 +573,7 @@ const PROGRAMS: Record<string, Program> = {
     },
   },
   source: asks("unclassifiable: source runs a script the policy cannot read"),
+  shopt: asks("shopt: changes shell options (how wildcards expand, aliases), which the policy reads with bash's defaults"),
   ".": asks("unclassifiable: . runs a script the policy cannot read"),
   trap: {
     spec: { stopAtOperand: true },
