@@ -1,7 +1,7 @@
 import path from "node:path";
 import { SHELL_NAMES, type Argv, type ArgvToken } from "@/lib/policy/command-pattern";
 import { analyzeSedScript } from "@/lib/policy/sed-script";
-import { has, parseArgs, values, type Option, type OptionSpec, type ParsedArgs } from "@/lib/policy/options";
+import { has, parseArgs, resolveLong, values, type Option, type OptionSpec, type ParsedArgs } from "@/lib/policy/options";
 
 /**
  * What the policy knows about individual programs, independent of any rule:
@@ -115,6 +115,12 @@ const LONG = {
   xargs: "null arg-file= delimiter= eof=? replace=? max-lines= max-args= open-tty max-procs= interactive process-slot-var= no-run-if-empty max-chars= show-limits verbose exit help version",
   setsid: "ctty fork wait help version",
 } as const;
+
+/** curl 7.88 (`curl --help all`); curl also accepts `--no-` before any boolean option. */
+const CURL_LONG = "abstract-unix-socket= alt-svc= anyauth append aws-sigv4= basic cacert= capath= cert= cert-status cert-type= ciphers= compressed compressed-ssh config= connect-timeout= connect-to= continue-at= cookie= cookie-jar= create-dirs create-file-mode= crlf crlfile= curves= data= data-ascii= data-binary= data-raw= data-urlencode= delegation= digest disable disable-eprt disable-epsv disallow-username-in-url dns-interface= dns-ipv4-addr= dns-ipv6-addr= dns-servers= doh-cert-status doh-insecure doh-url= dump-header= egd-file= engine= etag-compare= etag-save= expect100-timeout= fail fail-early fail-with-body false-start form= form-escape form-string= ftp-account= ftp-alternative-to-user= ftp-create-dirs ftp-method= ftp-pasv ftp-port= ftp-pret ftp-skip-pasv-ip ftp-ssl-ccc ftp-ssl-ccc-mode= ftp-ssl-control get globoff happy-eyeballs-timeout-ms= haproxy-protocol head header= help=? hostpubmd5= hostpubsha256= hsts= http0.9 http1.0 http1.1 http2 http2-prior-knowledge http3 http3-only ignore-content-length include insecure interface= ipv4 ipv6 json= junk-session-cookies keepalive-time= key= key-type= krb= libcurl= limit-rate= list-only local-port= location location-trusted login-options= mail-auth= mail-from= mail-rcpt= mail-rcpt-allowfails manual max-filesize= max-redirs= max-time= metalink negotiate netrc netrc-file= netrc-optional next no-alpn no-buffer no-clobber no-keepalive no-npn no-progress-meter no-sessionid noproxy= ntlm ntlm-wb oauth2-bearer= output= output-dir= parallel parallel-immediate parallel-max= pass= path-as-is pinnedpubkey= post301 post302 post303 preproxy= progress-bar proto= proto-default= proto-redir= proxy= proxy-anyauth proxy-basic proxy-cacert= proxy-capath= proxy-cert= proxy-cert-type= proxy-ciphers= proxy-crlfile= proxy-digest proxy-header= proxy-insecure proxy-key= proxy-key-type= proxy-negotiate proxy-ntlm proxy-pass= proxy-pinnedpubkey= proxy-service-name= proxy-ssl-allow-beast proxy-ssl-auto-client-cert proxy-tls13-ciphers= proxy-tlsauthtype= proxy-tlspassword= proxy-tlsuser= proxy-tlsv1 proxy-user= proxy1.0= proxytunnel pubkey= quote= random-file= range= rate= raw referer= remote-header-name remote-name remote-name-all remote-time remove-on-error request= request-target= resolve= retry= retry-all-errors retry-connrefused retry-delay= retry-max-time= sasl-authzid= sasl-ir service-name= show-error silent socks4= socks4a= socks5= socks5-basic socks5-gssapi socks5-gssapi-nec socks5-gssapi-service= socks5-hostname= speed-limit= speed-time= ssl ssl-allow-beast ssl-auto-client-cert ssl-no-revoke ssl-reqd ssl-revoke-best-effort sslv2 sslv3 stderr= styled-output suppress-connect-headers tcp-fastopen tcp-nodelay telnet-option= tftp-blksize= tftp-no-options time-cond= tls-max= tls13-ciphers= tlsauthtype= tlspassword= tlsuser= tlsv1 tlsv1.0 tlsv1.1 tlsv1.2 tlsv1.3 tr-encoding trace= trace-ascii= trace-time unix-socket= upload-file= url= url-query= use-ascii user= user-agent= verbose version write-out= xattr";
+
+/** GNU wget 1.21 (`wget --help`). */
+const WGET_LONG = "version help background execute= output-file= append-output= debug quiet verbose no-verbose report-speed= input-file= force-html base= config= no-config rejected-log= tries= retry-connrefused retry-on-http-error= output-document= no-netrc continue start-pos= progress= show-progress timestamping no-if-modified-since no-use-server-timestamps server-response spider timeout= dns-timeout= connect-timeout= read-timeout= wait= waitretry= random-wait no-proxy quota= bind-address= limit-rate= no-dns-cache restrict-file-names= ignore-case inet4-only inet6-only prefer-family= user= password= ask-password use-askpass= no-iri local-encoding= remote-encoding= unlink xattr force-directories protocol-directories directory-prefix= cut-dirs= http-user= http-password= no-cache default-page= adjust-extension ignore-length header= compression= max-redirect= proxy-user= proxy-password= referer= save-headers user-agent= no-http-keep-alive no-cookies load-cookies= save-cookies= keep-session-cookies post-data= post-file= method= body-data= body-file= content-disposition content-on-error auth-no-challenge secure-protocol= https-only no-check-certificate certificate= certificate-type= private-key= private-key-type= ca-certificate= ca-directory= crl-file= pinnedpubkey= ciphers= no-hsts hsts-file= ftp-user= ftp-password= no-remove-listing no-glob no-passive-ftp preserve-permissions retr-symlinks ftps-implicit ftps-resume-ssl ftps-clear-data-connection ftps-fallback-to-ftp warc-file= warc-header= warc-max-size= warc-cdx warc-dedup= no-warc-compression no-warc-digests no-warc-keep-log warc-tempdir= recursive level= delete-after convert-links convert-file-only backups= backup-converted mirror page-requisites strict-comments accept= reject= accept-regex= reject-regex= regex-type= domains= exclude-domains= follow-ftp follow-tags= ignore-tags= span-hosts relative include-directories= trust-server-names exclude-directories= no-parent no-clobber no-directories no-host-directories";
 
 /** sudo 1.9 (sudo(8) "OPTIONS"). */
 const SUDO_LONG = "askpass background bell close-from= chdir= preserve-env=? edit group= set-home help host= login remove-timestamp reset-timestamp list non-interactive preserve-groups prompt= chroot= role= stdin shell type= command-timeout= other-user= user= version validate";
@@ -453,6 +459,112 @@ const grepLike: Program["effects"] = (parsed, _t, effects) => {
   effects.reads.push(...known(files.map((o) => o.value)), ...known(values(parsed.options, "f", "file")), ...known(values(parsed.options, null, "exclude-from")));
 };
 
+/**
+ * curl: which arguments name files it reads or writes (curl(1)). Reads: `-d/--data`,
+ * `--data-ascii`, `--data-binary`, `--json`, `-H/--header`, `-w/--write-out` with `@FILE`;
+ * `--data-urlencode [NAME]@FILE`; `-F/--form NAME=@FILE` or `NAME=<FILE`; `-T/--upload-file`;
+ * `-b/--cookie` without `=`; certificates, keys and other input files; `-K/--config` (more
+ * options from a file: asks). Writes: `-o`, `-c`, `-D`, `--trace*`, `--stderr`, `--libcurl`,
+ * `--etag-save`, `-O`/`-J` (a name chosen by the server, in the working directory).
+ */
+const CURL_SPEC: OptionSpec = { shortValue: "EKCbcdDFPHhmoUQreXYytzTuAw", long: CURL_LONG };
+function curlEffects(parsed: ParsedArgs, _t: ArgvToken[], effects: Effects): void {
+  const at = (v: string | null) => (v !== null && v.startsWith("@") && v !== "@-" ? v.slice(1) : null);
+  // `file://` URLs read local files.
+  for (const u of [...parsed.operands.map((o) => o.value), ...values(parsed.options, null, "url")]) {
+    const m = u === null ? null : /^file:\/\/(?:localhost)?(\/.*)$/i.exec(u);
+    if (m) effects.reads.push(decodeURIComponentSafe(m[1]));
+  }
+  for (const o of parsed.options) {
+    const v = o.value;
+    const n = o.name;
+    if (["-d", "--data", "--data-ascii", "--data-binary", "--json", "-H", "--header", "--proxy-header", "-w", "--write-out"].includes(n)) {
+      const f = at(v);
+      if (f) effects.reads.push(f);
+    } else if (n === "--data-urlencode" && v !== null) {
+      const m = /^[^=]*?@(.+)$/s.exec(v);
+      if (m && m[1] !== "-") effects.reads.push(m[1]);
+    } else if ((n === "-F" || n === "--form") && v !== null) {
+      const m = /^[^=]*=[@<]("?)([^";]+)\1/.exec(v);
+      if (m && m[2] !== "-") effects.reads.push(m[2]);
+    } else if ((n === "-T" || n === "--upload-file") && v !== null && v !== "-" && v !== ".") {
+      effects.reads.push(v);
+      if (/[[{]/.test(v) && !has(parsed.options, "g", "globoff")) effects.floors.push(ask(`curl ${o.written} ${v}: curl expands the braces or brackets into several files`));
+    } else if ((n === "-b" || n === "--cookie") && v !== null && !v.includes("=")) {
+      effects.reads.push(v);
+    } else if ((n === "-K" || n === "--config") && v !== null) {
+      if (v !== "-") effects.reads.push(v);
+      effects.floors.push(ask(`curl ${o.written}: takes more options from ${v}, which the policy cannot check`));
+    } else if (["-E", "--cert", "--key", "--cacert", "--capath", "--crlfile", "--proxy-cacert", "--proxy-capath", "--proxy-cert", "--proxy-key", "--proxy-crlfile", "--netrc-file", "--etag-compare", "--random-file", "--egd-file", "--hsts", "--alt-svc"].includes(n) && v !== null) {
+      effects.reads.push(n === "-E" || n === "--cert" ? v.replace(/:[^/]*$/, "") : v);
+    } else if (["-o", "--output", "-c", "--cookie-jar", "-D", "--dump-header", "--trace", "--trace-ascii", "--stderr", "--libcurl", "--etag-save", "--output-dir"].includes(n) && v !== null && v !== "-") {
+      effects.writes.push(v);
+    } else if (n === "-O" || n === "--remote-name" || n === "--remote-name-all" || n === "-J" || n === "--remote-header-name") {
+      effects.writes.push(".");
+    } else if (n === "-n" || n === "--netrc" || n === "--netrc-optional") {
+      effects.floors.push(ask(`curl ${o.written}: reads login details from ~/.netrc`));
+    }
+  }
+}
+
+function decodeURIComponentSafe(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+/** wget (wget(1)): files it reads (`--post-file`, `--body-file`, `-i`, certificates…), writes, and `-e` wgetrc commands (ask). */
+const WGET_SPEC: OptionSpec = { shortValue: "eoaiBtOTwQPUlARDIX", long: WGET_LONG };
+function wgetEffects(parsed: ParsedArgs, _t: ArgvToken[], effects: Effects): void {
+  let named = false;
+  for (const o of parsed.options) {
+    const v = o.value;
+    const n = o.name;
+    if (["--post-file", "--body-file", "-i", "--input-file", "--config", "--load-cookies", "--certificate", "--private-key", "--ca-certificate", "--crl-file", "--hsts-file"].includes(n)) {
+      if (v !== null && v !== "-") effects.reads.push(v);
+    } else if (["-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "--save-cookies", "-P", "--directory-prefix", "--warc-file", "--rejected-log"].includes(n)) {
+      if (v !== null && v !== "-") effects.writes.push(v);
+      if (n === "-O" || n === "--output-document" || n === "-P" || n === "--directory-prefix") named = true;
+    } else if (n === "-e" || n === "--execute") {
+      effects.floors.push(ask(`wget ${o.written}: runs wgetrc commands, which can change where it reads and writes`));
+    }
+  }
+  if (!named) effects.writes.push(".");
+}
+
+/**
+ * Programs that upload files named in their arguments, without a full option model: gh (`--body-file`,
+ * `--input`, `-F/--field NAME=@FILE`, `--notes-file`; `-F FILE` of `gh pr/issue create`), HTTPie
+ * (`NAME=@FILE`, `NAME:=@FILE`, `@FILE`), scp (local operands).
+ */
+function uploaderEffects(name: string, tokens: ArgvToken[], effects: Effects): void {
+  const vals = tokens.map((t) => t.value);
+  for (let i = 0; i < vals.length; i++) {
+    const v = vals[i];
+    if (v === null) continue;
+    const next = vals[i + 1] ?? null;
+    if (name === "gh") {
+      const eq = /^--(body-file|input|notes-file|template-file|file)=(.+)$/.exec(v);
+      if (eq) effects.reads.push(eq[2]);
+      else if (/^--(body-file|input|notes-file|template-file)$/.test(v) && next !== null) effects.reads.push(next);
+      const field = /^(?:-F|--field|--raw-field|-f)=?(.*)$/.exec(v);
+      const fv = field ? field[1] || next : null;
+      if (field && fv) {
+        const m = /^[^=]*=@(.+)$/.exec(fv);
+        if (m) effects.reads.push(m[1]);
+        else if ((vals[1] === "pr" || vals[1] === "issue" || vals[1] === "release") && !fv.includes("=")) effects.reads.push(fv);
+      }
+    } else if (name === "http" || name === "https" || name === "xh") {
+      const m = /^[^=:@]*(?:=@|:=@)(.+)$/.exec(v) ?? /^@(.+)$/.exec(v);
+      if (m) effects.reads.push(m[1]);
+    } else if (name === "scp" && !v.startsWith("-") && !/^[^/]*:/.test(v)) {
+      effects.reads.push(v);
+    }
+  }
+}
+
 const PROGRAMS: Record<string, Program> = {
   // Readers (GNU coreutils and friends).
   cat: reader({ long: LONG.cat }),
@@ -489,6 +601,8 @@ const PROGRAMS: Record<string, Program> = {
     },
   },
   sed: { spec: SED_SPEC, effects: sedEffects },
+  curl: { spec: CURL_SPEC, effects: curlEffects },
+  wget: { spec: WGET_SPEC, effects: wgetEffects },
   file: {
     spec: { shortValue: "mfFeP", long: LONG.file },
     effects(parsed, _t, effects) {
@@ -849,6 +963,16 @@ const LINK_FOLLOWING: Record<string, (o: Option[]) => boolean> = {
   ls: (o) => has(o, "R", "recursive") && has(o, "L", "dereference"),
 };
 
+/** curl accepts `--no-OPTION` for every boolean option: such a word only turns a flag off. */
+function withoutCurlNegations(tokens: ArgvToken[]): ArgvToken[] {
+  return tokens.filter((t) => {
+    const m = t.value === null ? null : /^--no-([^=]+)$/.exec(t.value);
+    if (!m || resolveLong(CURL_SPEC, `no-${m[1]}`).ok) return true;
+    const r = resolveLong(CURL_SPEC, m[1]);
+    return !(r.ok && r.kind === "none");
+  });
+}
+
 /** The effects of a program that is not a wrapper, and its argv for rule matching. */
 function programEffects(name: string | null, argv: Argv): ProgramResult {
   const rest = argv.tokens.slice(1);
@@ -867,9 +991,11 @@ function programEffects(name: string | null, argv: Argv): ProgramResult {
     const f = findEffects(rest);
     effects = f.effects;
     inner.push(...f.inner);
+  } else if (name === "gh" || name === "http" || name === "https" || name === "xh" || name === "scp") {
+    uploaderEffects(name, rest, effects);
   } else if (Object.hasOwn(PROGRAMS, name)) {
     const program = PROGRAMS[name];
-    const parsed = parseFor(name, rest, program.spec, effects);
+    const parsed = parseFor(name, name === "curl" ? withoutCurlNegations(rest) : rest, program.spec, effects);
     program.effects(parsed, rest, effects);
     if (Object.hasOwn(FILE_LIST_OPTIONS, name)) {
       const lists = values(parsed.options, FILE_LIST_OPTIONS[name].short, ...FILE_LIST_OPTIONS[name].long);

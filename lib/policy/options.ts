@@ -89,7 +89,7 @@ function longTable(spec: OptionSpec): LongTable {
 }
 
 /** What a written long option name (without `--` and `=value`) resolves to. */
-export type LongResolution = { ok: true; canonical: string; kind: ValueKind } | { ok: false; why: "unknown" | "ambiguous"; candidates: string[] };
+export type LongResolution = { ok: true; canonical: string; kind: "none" | "required" | "optional" } | { ok: false; why: "unknown" | "ambiguous"; candidates: string[] };
 
 /**
  * Resolves a long option name the way getopt_long does: an exact spelling wins; otherwise the
