@@ -17,7 +17,8 @@ import { isInside } from "@/lib/workspace/fence";
  *   known to be inert and no hooks are installed; otherwise git commands in it ask;
  * - a repository above the workspace is never used: the search must stop at the workspace root,
  *   which `GIT_CEILING_DIRECTORIES` (set by lib/exec/child-env.ts to the root's parent) makes git
- *   do. Without that ceiling a command that finds no repository inside the workspace asks.
+ *   do. Without that ceiling (the hook door: another program runs the command) a command that
+ *   finds no repository inside the workspace asks when there is one above it.
  */
 
 /** The verdict on one directory git runs in. */
@@ -151,7 +152,13 @@ export async function repositoryTrust(dir: string, workspaceRoot: string, env: R
     if (d === workspaceRoot) break;
   }
   if (!ceilingStopsAt(workspaceRoot, env)) {
-    return { trusted: false, why: "no repository in the workspace: git would look for one above the workspace root" };
+    // Nothing stops git at the root: any repository above the workspace would be used.
+    for (let d = path.dirname(workspaceRoot); ; d = path.dirname(d)) {
+      if ((await fs.lstat(path.join(d, ".git")).catch(() => null)) || (await looksLikeGitDir(d))) {
+        return { trusted: false, why: `no repository in the workspace: git would use the one at ${d}, above the workspace root` };
+      }
+      if (d === path.dirname(d)) break;
+    }
   }
   return { trusted: true, repo: null };
 }

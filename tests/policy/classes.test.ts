@@ -194,16 +194,16 @@ describe("git: implicit --no-index, repository discovery, planted repositories, 
         [...DEFAULT_RULES],
       );
       expect(v.decision).toBe("ask");
-      expect(v.reasons.join("\n")).toMatch(/above the workspace root/);
+      expect(v.reasons.join("\n")).toMatch(/git would use the one at .*, above the workspace root/);
       // And git itself, given the child environment, does not find the outer repository.
-      expect(() => execFileSync("git", ["rev-parse", "--show-toplevel"], { cwd: outer.ws, env: fixtureEnv(outer), stdio: "pipe" })).toThrow(/not a git repository/);
+      expect(() => execFileSync("git", ["rev-parse", "--show-toplevel"], { cwd: outer.ws, env: fixtureEnv(outer) as NodeJS.ProcessEnv, stdio: "pipe" })).toThrow(/not a git repository/);
     } finally {
       await outer.cleanup();
     }
   });
 
   it("git itself refuses the planted bare repository in the child environment", () => {
-    expect(() => execFileSync("git", ["status"], { cwd: fx.at("planted"), env: fixtureEnv(fx), stdio: "pipe" })).toThrow(/bare|safe/i);
+    expect(() => execFileSync("git", ["status"], { cwd: fx.at("planted"), env: fixtureEnv(fx) as NodeJS.ProcessEnv, stdio: "pipe" })).toThrow(/bare|safe/i);
     expect(sentinelsPresent(fx)).toEqual([]);
   });
 });
