@@ -22,8 +22,8 @@ import type { Decision, PolicyInput, PolicyRuleData, PolicyVerdict } from "@/lib
  *   will not run inside the sandbox (`input.boxed` absent or false), a part a rule allows still
  *   asks unless the policy models everything that program does (command-knowledge.ts
  *   `isStaticallyModelled`); when the sandbox is unavailable (`sandboxProblem`) every command asks.
- * - A path tool naming an existing regular file with more than one hard link asks
- *   (docs/SECURITY.md "Hard links"), when `input.workspaceRoot` is given.
+ * - A path tool naming an existing regular file with more than one hard link asks, naming the
+ *   link count (docs/SECURITY.md "Hard links"), when `input.workspaceRoot` is given.
  * - Every verdict carries `risks`: the dangers named for the reviewer (risks.ts).
  * - Options (run_command limits, `redact`; lib/policy/types.ts RuleOptions) come from the rules
  *   that apply to the call, whatever their decision: for a path tool every matching rule, for a
@@ -56,7 +56,9 @@ export async function decide(input: PolicyInput, rules: PolicyRuleData[]): Promi
       }
     }
   }
-  const links = input.workspaceRoot && input.risk === "read" ? await hardLinked(input.workspaceRoot, input.paths) : [];
+  // A hard-linked file's content may be a file outside the workspace; reads show it, and so do
+  // the diff and backup of a write (docs/SECURITY.md "Hard links").
+  const links = input.workspaceRoot ? await hardLinked(input.workspaceRoot, input.paths) : [];
   for (const l of links) {
     if (verdict.decision === "allow") {
       verdict.decision = "ask";

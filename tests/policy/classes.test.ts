@@ -394,8 +394,9 @@ describe("hard-linked files", () => {
     expect(ask.risks?.map((r) => r.kind)).toContain("reads_secret");
     const ok = await decide({ tool: "read_file", risk: "read", paths: ["single.txt"], workspaceRoot: fx.ws }, [...DEFAULT_RULES]);
     expect(ok.decision).toBe("allow");
-    // A write replaces the name (atomic rename): no hard-link question for writes.
-    const w = await decide({ tool: "write_file", risk: "write", paths: ["shared.txt"], workspaceRoot: fx.ws }, [...DEFAULT_RULES]);
-    expect(w.reasons.join("\n")).not.toMatch(/hard_link/);
+    // A write would show the old content in its diff and backup: the reviewer sees the link count too.
+    const w = await decide({ tool: "write_file", risk: "write", paths: ["shared.txt"], workspaceRoot: fx.ws }, [rule("op:w", { tool: "write_file" }, "allow")]);
+    expect(w.decision).toBe("ask");
+    expect(w.reasons[0]).toMatch(/^hard_link: shared.txt has 2 hard links/);
   });
 });
