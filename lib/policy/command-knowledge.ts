@@ -587,7 +587,15 @@ const PROGRAMS: Record<string, Program> = {
   cmp: reader({ shortValue: "in", long: LONG.cmp }),
   comm: reader({ long: LONG.comm }),
   diff: reader({ shortValue: "CUFIxXSDLW", long: LONG.diff }),
-  less: reader({ shortValue: "bhjkoOpPtTxyz#" }),
+  less: {
+    spec: { shortValue: "bhjkoOpPtTxyz#" },
+    effects(parsed, tokens, effects) {
+      reader().effects(parsed, tokens, effects);
+      // -o/-O copy the input to a log file; -k reads a key binding file.
+      effects.writes.push(...known(values(parsed.options, "o")), ...known(values(parsed.options, "O")));
+      effects.reads.push(...known(values(parsed.options, "k")), ...known(values(parsed.options, "T")));
+    },
+  },
   more: reader({ shortValue: "n", long: LONG.more }),
   grep: { spec: GREP_SPEC, effects: grepLike },
   egrep: { spec: GREP_SPEC, effects: grepLike },
@@ -923,6 +931,13 @@ function findEffects(tokens: ArgvToken[]): { effects: Effects; inner: ArgvToken[
       effects.floors.push(ask(FOLLOWS_LINKS("find -follow")));
     } else if (v === "-delete") {
       deletes = true;
+    } else if (v === "-files0-from") {
+      const list = tokens[i + 1]?.value ?? null;
+      if (list !== null && list !== "-") effects.reads.push(list);
+      effects.floors.push(ask(`find -files0-from: takes the starting points from ${list ?? "a file"}, which the policy cannot check`));
+    } else if (["-newer", "-anewer", "-cnewer", "-samefile"].includes(v) || /^-newer[acmBt][acmBt]$/.test(v)) {
+      const ref = tokens[i + 1]?.value;
+      if (ref != null) effects.reads.push(ref);
     } else if (["-fprint", "-fprint0", "-fls", "-fprintf"].includes(v)) {
       const target = tokens[i + 1]?.value;
       if (target != null) effects.writes.push(target);
