@@ -1,6 +1,7 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { CallToolRequestSchema, ErrorCode, isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { requireAgent } from "@/lib/http/auth";
+import { hostCheckResponse } from "@/lib/http/host-check";
 import { readJsonBody } from "@/lib/http/respond";
 import { newId } from "@/lib/ids";
 import { createMcpServer } from "@/lib/mcp/server";
@@ -33,6 +34,9 @@ const SESSION_ID = /^[\x21-\x7e]{1,128}$/;
  *   202), with a new `Mcp-Session-Id` on a successful `initialize` that came without one.
  */
 export async function handleMcpRequest(req: Request): Promise<Response> {
+  // proxy.ts checks every request already; the door checks again so it stays safe if mounted elsewhere.
+  const refused = hostCheckResponse(req);
+  if (refused) return refused;
   if (req.method === "GET") {
     return new Response(null, { status: 405, headers: { allow: "POST, DELETE" } });
   }
