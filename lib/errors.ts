@@ -55,6 +55,7 @@ export const ERROR_TABLE = {
   conflict: { code: 605, status: 409, retryable: false },
   unauthorized: { code: 606, status: 401, retryable: false },
   forbidden: { code: 607, status: 403, retryable: false },
+  call_withdrawn: { code: 608, status: 409, retryable: false },
 } as const satisfies Record<string, ErrorSpec>;
 
 /** One of the closed list of error names. */

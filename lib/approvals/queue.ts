@@ -229,6 +229,31 @@ export async function rejectCall(callId: string, reviewer: string, reason: strin
   return { ok: true, status: "rejected", envelope };
 }
 
+/**
+ * Withdraws a pending call on behalf of the agent that made it (an MCP client cancelling the task
+ * that stands for the call): it ends "withdrawn" with `call_withdrawn` (608) and never runs. Only
+ * a call still pending can be withdrawn; an approved or running call finishes as it would.
+ * @param callId the call.
+ * @param agentId the agent withdrawing it: must be the call's own agent (null for anonymous calls).
+ * @param reason why, kept in the log (e.g. "MCP task cancelled by the client").
+ * @returns the withdrawn envelope, or `not_found` (no such call of this agent) / `conflict`
+ *   (detail.reason "already_decided", with the status it has now).
+ */
+export async function withdrawCall(callId: string, agentId: string | null, reason: string): Promise<DecisionResult> {
+  const row = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true, agentId: true } });
+  if (!row || row.agentId !== agentId) return { ok: false, error: errorBody("not_found", `No call ${callId}.`, { call_id: callId }) };
+  const envelope = failure(callId, errorBody("call_withdrawn", `The agent withdrew this call before a reviewer decided: ${reason}`, { call_id: callId, reason }));
+  const done = await finishCall(callId, ["pending"], "withdrawn", envelope, {
+    actor: agentId ? `agent:${agentId}` : "agent:anonymous",
+    extra: { reviewReason: reason, decidedAt: new Date() },
+  });
+  if (!done) {
+    const now = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true } });
+    return alreadyDecided(callId, now?.status ?? row.status);
+  }
+  return { ok: true, status: "withdrawn", envelope };
+}
+
 function alreadyDecided(callId: string, status: string): DecisionResult {
   return {
     ok: false,

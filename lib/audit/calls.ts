@@ -14,6 +14,7 @@ import { appendEvent } from "@/lib/audit/events";
  *   received → running → succeeded | failed | conflict | rejected (the tool refused: stale content, no match, …)
  *   received → pending → approved → running → …            (a reviewer approved)
  *   received → pending → rejected | expired                 (a reviewer rejected / nobody decided)
+ *   received → pending → withdrawn                          (the agent withdrew it, e.g. cancelled its MCP task)
  *   received → rejected                                     (bad arguments, path outside the fence)
  *   received → denied                                       (policy deny)
  *   running | approved → interrupted                        (the server stopped while it ran)
@@ -22,7 +23,7 @@ import { appendEvent } from "@/lib/audit/events";
  * both move the same call, and every transition appends a hash-chained Event.
  */
 
-export const FINAL_STATUSES = ["succeeded", "failed", "conflict", "rejected", "expired", "denied", "interrupted"] as const;
+export const FINAL_STATUSES = ["succeeded", "failed", "conflict", "rejected", "expired", "denied", "interrupted", "withdrawn"] as const;
 export type CallStatus = "received" | "pending" | "approved" | "running" | (typeof FINAL_STATUSES)[number];
 
 export function isFinal(status: string): boolean {
@@ -62,6 +63,8 @@ export interface NewCall {
   args: unknown;
   hostId: string;
   actor: string;
+  /** W3C trace context (`traceparent`) of the request that made the call, when it sent one. */
+  traceparent?: string | null;
 }
 
 /** Writes the row of a call just received (status "received") and its first event. */
@@ -79,6 +82,7 @@ export async function recordReceived(call: NewCall): Promise<void> {
       bytesIn: Buffer.byteLength(argsJson),
       status: "received",
       hostId: call.hostId,
+      traceparent: call.traceparent ?? null,
     },
   });
   await appendEvent({ type: "call.received", callId: call.id, actor: call.actor, data: { tool: call.tool, door: call.door } });

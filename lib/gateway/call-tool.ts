@@ -49,6 +49,8 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Called once when the call is queued for approval (MCP progress notifications). */
   onPending?: (callId: string) => void;
+  /** W3C trace context of the request (`traceparent`, validated), stored with the call. */
+  traceparent?: string | null;
   /**
    * Decide only (the Claude Code hook, door "hook"): the agent's own tool carries the call out,
    * so the pipeline records, parses, fences, decides and queues as usual but never runs the tool.
@@ -91,6 +93,7 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
     args: tooDeep ? { _refused: `arguments nested deeper than ${MAX_JSON_DEPTH} levels` } : rawArgs,
     hostId: config.hostId,
     actor,
+    traceparent: options.traceparent ?? null,
   });
   const reject = async (error: ErrorBody, notes: AuditNotes = {}, status: "rejected" | "denied" = "rejected", extra = {}) => {
     const envelope = failure(callId, error);
