@@ -82,7 +82,7 @@ export const ReadFileOutputSchema = z.looseObject({
   truncated: z.boolean(),
   next_offset: z.number().int().nullable(),
   content: z.string().describe("The page, each line prefixed with its number unless include_line_numbers is false."),
-  clipped_lines: z.number().int().describe("Lines cut at the per-line character cap."),
+  clipped_lines: z.array(z.number().int()).describe("1-based numbers of lines cut at the character cap."),
   encoding: z.string(),
   encoding_warning: z.string().optional(),
   bom: z.boolean(),
