@@ -35,7 +35,7 @@ function buildServer(context: McpRequestContext): Server {
   if (!caller) throw new Error("modern MCP request without an authenticated caller");
   const server = new Server(
     { name: "agent-reach", title: "Agent Reach", version: pkg.version },
-    { capabilities: { tools: { listChanged: false } }, instructions: AGENT_INSTRUCTIONS },
+    { capabilities: { tools: { listChanged: false }, logging: {} }, instructions: AGENT_INSTRUCTIONS },
   );
   server.setRequestHandler("tools/list", async () => ({
     tools: TOOLS.map((tool) => {

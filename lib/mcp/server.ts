@@ -36,6 +36,8 @@ export function createMcpServer(caller: Caller, requestSignal?: AbortSignal): Se
     {
       capabilities: {
         tools: { listChanged: false },
+        // logging/setLevel is accepted (clients send it); the door writes no log notifications.
+        logging: {},
         tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
       },
       instructions: AGENT_INSTRUCTIONS,
