@@ -22,7 +22,7 @@ const ROOT = path.resolve(__dirname, "../..");
 const EXPECTED_FILE = path.join(ROOT, "tests/doors/mcp-conformance.yml");
 const exec = promisify(execFile);
 
-/** One scenario's outcome as the suite writes it (`-o DIR`: DIR/<scenario>/checks.json). */
+/** One scenario's outcome as the suite writes it (`-o DIR`: DIR/server-<scenario>-<time>/checks.json). */
 interface Check {
   id: string;
   status: "SUCCESS" | "FAILURE" | "WARNING" | "INFO" | "SKIPPED";
@@ -43,7 +43,7 @@ function results(): Map<string, Check[]> {
     for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) walk(full);
-      else if (entry.name === "checks.json") map.set(path.basename(path.dirname(full)).replace(/-\d{4}-\d{2}-\d{2}T.*$/, ""), JSON.parse(fs.readFileSync(full, "utf8")));
+      else if (entry.name === "checks.json") map.set(path.basename(path.dirname(full)).replace(/^server-/, "").replace(/-\d{4}-\d{2}-\d{2}T.*$/, ""), JSON.parse(fs.readFileSync(full, "utf8")));
     }
   };
   walk(outDir);

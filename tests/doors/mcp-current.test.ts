@@ -250,10 +250,24 @@ describe("protocol revisions side by side", () => {
     await client.close();
   });
 
-  it("the 2026-07-28 client's write waits for the reviewer and returns the written result", async () => {
+  it("the 2026-07-28 client's write waits for the reviewer with progress, and returns the written result", async () => {
     const client = await connectModern();
-    const call = client.callTool({ name: "write_file", arguments: { path: "modern.md", content: "modern\n" } });
+    const progress: Array<{ message?: string }> = [];
+    let sawProgress!: () => void;
+    const firstProgress = new Promise<void>((resolve) => (sawProgress = resolve));
+    const call = client.callTool(
+      { name: "write_file", arguments: { path: "modern.md", content: "modern\n" } },
+      {
+        onprogress: (p) => {
+          progress.push(p);
+          sawProgress();
+        },
+        resetTimeoutOnProgress: true,
+      },
+    );
     const pending = await pendingCall((a) => a.args.path === "modern.md");
+    await firstProgress;
+    expect(progress[0].message).toContain(pending.call_id);
     await server.reviewer("POST", `/api/approvals/${pending.call_id}/approve`, {});
     const result = await call;
     expect(result.isError ?? false).toBe(false);
