@@ -139,3 +139,11 @@ export function getConfig(): Config {
   cached ??= loadConfig();
   return cached;
 }
+
+/**
+ * Replaces the process-wide configuration (in-process gateways and tests: lib/gateway/index.ts).
+ * Pass null to parse the environment again on next use.
+ */
+export function useConfig(config: Config | null): void {
+  cached = config;
+}

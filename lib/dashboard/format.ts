@@ -67,7 +67,6 @@ export const STATUS_BADGE: Record<string, string> = {
   denied: "bg-fuchsia-100 text-fuchsia-900 dark:bg-fuchsia-900 dark:text-fuchsia-100",
   expired: "bg-zinc-200 text-zinc-700 dark:bg-zinc-700 dark:text-zinc-100",
   interrupted: "bg-zinc-200 text-zinc-700 dark:bg-zinc-700 dark:text-zinc-100",
-  withdrawn: "bg-zinc-200 text-zinc-700 dark:bg-zinc-700 dark:text-zinc-100",
 };
 
 /** Status → bar colour of the timeline chart (same hues as `STATUS_BADGE`). */
@@ -83,7 +82,6 @@ export const STATUS_HEX: Record<string, string> = {
   denied: "#c026d3",
   expired: "#71717a",
   interrupted: "#52525b",
-  withdrawn: "#71717a",
 };
 
 /** Decision → Tailwind classes of its badge. */

@@ -52,11 +52,10 @@ function buildServer(context: McpRequestContext): Server {
     const requestSignal = context.requestInfo?.signal;
     const signal = requestSignal ? AbortSignal.any([ctx.mcpReq.signal, requestSignal]) : ctx.mcpReq.signal;
     try {
-      const envelope = await callTool(caller, request.params.name, request.params.arguments ?? {}, {
+      const envelope = await callTool({ ...caller, traceparent: traceparentOf(meta) }, request.params.name, request.params.arguments ?? {}, {
         waitMs: getConfig().approvalWaitDefaultMs,
         signal,
         onPending: progress.onPending,
-        traceparent: traceparentOf(meta),
       });
       return toCallToolResult(envelope) as never;
     } finally {

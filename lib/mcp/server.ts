@@ -49,21 +49,20 @@ export function createMcpServer(caller: Caller, requestSignal?: AbortSignal): Se
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult | CreateTaskResult> => {
     const signal = requestSignal ? AbortSignal.any([extra.signal, requestSignal]) : extra.signal;
-    const traceparent = traceparentOf(request.params._meta);
+    const callerOfRequest = { ...caller, traceparent: traceparentOf(request.params._meta) };
     if (request.params.task) {
       // A task answers at once: nothing waits on this request, the client polls the task.
-      const envelope = await callTool(caller, request.params.name, request.params.arguments ?? {}, { waitMs: 0, signal, traceparent });
+      const envelope = await callTool(callerOfRequest, request.params.name, request.params.arguments ?? {}, { waitMs: 0, signal });
       const row = envelope.call_id ? await db().toolCall.findUnique({ where: { id: envelope.call_id } }) : null;
       if (!row) throw new Error("the call was not recorded");
       return { task: taskOf(row) };
     }
     const progress = progressReporter(extra.sendNotification, request.params._meta?.progressToken);
     try {
-      const envelope = await callTool(caller, request.params.name, request.params.arguments ?? {}, {
+      const envelope = await callTool(callerOfRequest, request.params.name, request.params.arguments ?? {}, {
         waitMs: getConfig().approvalWaitDefaultMs,
         signal,
         onPending: progress.onPending,
-        traceparent,
       });
       return toCallToolResult(envelope);
     } finally {

@@ -2,7 +2,7 @@ import type { TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/int
 import type { CallToolResult, Result, Task } from "@modelcontextprotocol/sdk/types.js";
 import { getConfig } from "@/lib/config";
 import { db } from "@/lib/db";
-import { withdrawCall } from "@/lib/approvals/queue";
+import { withdrawCall } from "@/lib/approvals/wait";
 import { toCallToolResult } from "@/lib/mcp/tool-mapping";
 import type { Envelope } from "@/lib/result";
 
@@ -17,14 +17,15 @@ import type { Envelope } from "@/lib/result";
  *   received, pending                working       waits for a reviewer; link to the approval
  *   approved, running                working       approved by …; running
  *   succeeded                        completed
+ *   rejected as withdrawn            cancelled     (602, detail.reason "withdrawn")
  *   failed, conflict, rejected,      failed        our error (name, code, message)
  *   expired, denied, interrupted
- *   withdrawn                        cancelled
  *
  * The task's result (`tasks/result`) is the call's envelope as a tool result (lib/mcp/tool-mapping.ts),
  * exactly what the call would have answered without a task. Cancelling a task withdraws the
- * pending call (lib/approvals/queue.ts `withdrawCall`, audited as the agent's act); a call already
- * approved or running cannot be cancelled any more (the request fails with the reason).
+ * pending call (lib/approvals/wait.ts `withdrawCall`: it ends rejected, 602 with `detail.reason`
+ * "withdrawn", recorded as the agent's act); a call already approved or running cannot be
+ * cancelled any more (the request fails with the reason).
  *
  * Tasks are scoped to the agent token: an agent sees and cancels only its own calls.
  */
@@ -62,8 +63,20 @@ const SELECT = {
   tool: true,
 } as const;
 
-/** The MCP task status that stands for a call status. */
-export function taskStatusOf(callStatus: string): Task["status"] {
+/** True when a finished call's envelope says its agent withdrew it (a cancelled task). */
+function wasWithdrawn(row: Pick<CallRow, "status" | "resultJson">): boolean {
+  if (row.status !== "rejected" || !row.resultJson) return false;
+  try {
+    const envelope = JSON.parse(row.resultJson) as Envelope;
+    return !envelope.ok && envelope.error.detail?.reason === "withdrawn";
+  } catch {
+    return false;
+  }
+}
+
+/** The MCP task status that stands for a call status (`withdrawn`: the agent withdrew it). */
+export function taskStatusOf(callStatus: string, withdrawn = false): Task["status"] {
+  if (withdrawn) return "cancelled";
   switch (callStatus) {
     case "received":
     case "pending":
@@ -72,8 +85,6 @@ export function taskStatusOf(callStatus: string): Task["status"] {
       return "working";
     case "succeeded":
       return "completed";
-    case "withdrawn":
-      return "cancelled";
     default:
       return "failed";
   }
@@ -123,7 +134,7 @@ export function taskOf(row: CallRow): Task {
   const lastUpdated = new Date(Math.max(...times.map((d) => d.getTime())));
   return {
     taskId: row.id,
-    status: taskStatusOf(row.status),
+    status: taskStatusOf(row.status, wasWithdrawn(row)),
     statusMessage: statusMessage(row),
     createdAt: row.createdAt.toISOString(),
     lastUpdatedAt: lastUpdated.toISOString(),
@@ -166,10 +177,11 @@ export function callTaskStore(agentId: string | null): TaskStore {
     },
     async updateTaskStatus(taskId, status) {
       if (status !== "cancelled") throw new Error(`A task's status follows its call; it cannot be set to ${status}.`);
-      const withdrawn = await withdrawCall(taskId, agentId, "MCP task cancelled by the client");
-      if (!withdrawn.ok) {
-        const now = typeof withdrawn.error.detail.status === "string" ? withdrawn.error.detail.status : "unknown";
-        throw new Error(`Only a call still waiting for a reviewer can be withdrawn; this one is ${now}.`);
+      if (!(await ownCall(taskId, agentId))) throw new Error(`Task not found: ${taskId}`);
+      const actor = agentId ? `agent:${agentId}` : "agent:anonymous";
+      if (!(await withdrawCall(taskId, "the agent cancelled the MCP task", actor))) {
+        const now = await db().toolCall.findUnique({ where: { id: taskId }, select: { status: true } });
+        throw new Error(`Only a call still waiting for a reviewer can be withdrawn; this one is ${now?.status ?? "unknown"}.`);
       }
     },
     async listTasks(cursor) {

@@ -141,10 +141,18 @@ describe("approvals as MCP tasks (v1 SDK client with task support)", () => {
     await pendingCall((a) => a.args.path === "task-cancelled.md");
     const cancelled = (await client.experimental.tasks.cancelTask(task.taskId)) as Task;
     expect(cancelled.status).toBe("cancelled");
-    const [row] = await sql<{ status: string; errorName: string }>(server.databaseUrl, `SELECT status, "errorName" FROM "ToolCall" WHERE id = $1`, [task.taskId]);
-    expect(row).toEqual({ status: "withdrawn", errorName: "call_withdrawn" });
+    const [row] = await sql<{ status: string; errorName: string; resultJson: string }>(
+      server.databaseUrl,
+      `SELECT status, "errorName", "resultJson" FROM "ToolCall" WHERE id = $1`,
+      [task.taskId],
+    );
+    expect(row).toMatchObject({ status: "rejected", errorName: "approval_rejected" });
+    expect(JSON.parse(row.resultJson).error.detail.reason).toBe("withdrawn");
     const events = await sql<{ type: string; actor: string }>(server.databaseUrl, `SELECT type, actor FROM "Event" WHERE "callId" = $1 ORDER BY seq`, [task.taskId]);
-    expect(events.at(-1)).toEqual({ type: "call.withdrawn", actor: expect.stringMatching(/^agent:/) });
+    expect(events.at(-1)).toEqual({ type: "call.rejected", actor: expect.stringMatching(/^agent:/) });
+    expect(((await client.experimental.tasks.getTask(task.taskId)) as Task).status).toBe("cancelled");
+    const result = (await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)) as CallToolResult;
+    expect(result.structuredContent).toMatchObject({ ok: false, error: { name: "approval_rejected", code: 602, detail: { reason: "withdrawn" } } });
     const approve = await server.reviewer("POST", `/api/approvals/${task.taskId}/approve`, {});
     expect(approve.status).toBe(409);
     const list = await server.reviewer("GET", "/api/approvals");

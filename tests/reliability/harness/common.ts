@@ -89,7 +89,7 @@ export function findTempFiles(root: string): string[] {
 }
 
 /** Status names a call ends in (lib/audit/calls.ts FINAL_STATUSES). */
-const FINAL = ["succeeded", "failed", "conflict", "rejected", "expired", "denied", "interrupted", "withdrawn"];
+const FINAL = ["succeeded", "failed", "conflict", "rejected", "expired", "denied", "interrupted"];
 
 export interface AuditCheck {
   /** ToolCall rows looked at. */

@@ -38,7 +38,7 @@ async function Call({ callId }: { callId: string }) {
   const diff = await callDiff(call);
   const data = call.envelope?.ok ? call.envelope.data : undefined;
   const { outputs, rest } = splitOutputs(data);
-  const history = call.events.filter((e) => e.actor.startsWith("reviewer:") || ["call.pending", "call.approved", "call.rejected", "call.expired", "call.withdrawn"].includes(e.type));
+  const history = call.events.filter((e) => e.actor.startsWith("reviewer:") || ["call.pending", "call.approved", "call.rejected", "call.expired"].includes(e.type));
   return (
     <>
       <PageHeader
