@@ -18,6 +18,7 @@ const EnvSchema = z.object({
   AGENT_REACH_HOST_ID: z.string().min(1).optional(),
   AGENT_REACH_LOG: z.string().min(1).optional(),
   AGENT_REACH_PUBLIC_URL: z.string().url().optional(),
+  AGENT_REACH_ALLOWED_HOSTS: z.string().default(""),
   AGENT_REACH_READ_MAX_CHARS: z.coerce.number().int().min(200).max(1_000_000).default(12_000),
   AGENT_REACH_SEARCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   AGENT_REACH_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(16 * 1024 * 1024),
@@ -59,6 +60,11 @@ export interface Config {
   logFile: string | null;
   /** Base URL used in links (status URLs, webhooks). */
   publicUrl: string;
+  /**
+   * Extra names (or `name:port`) a request's Host and Origin may carry besides loopback and the
+   * public URL's host (AGENT_REACH_ALLOWED_HOSTS, comma-separated; lib/http/host-check.ts).
+   */
+  allowedHosts: string[];
   /** Default per-call character cap of read_file (characters, i.e. UTF-16 code units). */
   readMaxChars: number;
   /** Largest accepted request body (bytes). */
@@ -116,6 +122,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     hostId: e.AGENT_REACH_HOST_ID ?? os.hostname(),
     logFile: e.AGENT_REACH_LOG ? path.resolve(e.AGENT_REACH_LOG) : null,
     publicUrl: e.AGENT_REACH_PUBLIC_URL ?? `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    allowedHosts: e.AGENT_REACH_ALLOWED_HOSTS.split(",").map((h) => h.trim()).filter(Boolean),
     readMaxChars: e.AGENT_REACH_READ_MAX_CHARS,
     maxBodyBytes: e.AGENT_REACH_MAX_BODY_BYTES,
     searchTimeoutMs: e.AGENT_REACH_SEARCH_TIMEOUT_MS,

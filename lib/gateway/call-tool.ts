@@ -44,6 +44,8 @@ export interface Caller {
   reviewer?: string;
   /** The agent's own session key (X-Agent-Session, MCP session id), or null. */
   sessionKey: string | null;
+  /** W3C trace context of the request (`traceparent`, validated), stored with the call. */
+  traceparent?: string | null;
 }
 
 export interface CallOptions {
@@ -159,6 +161,7 @@ export async function decideCall(caller: Caller, toolName: string, rawArgs: unkn
     args: tooDeep ? { _refused: `arguments nested deeper than ${MAX_JSON_DEPTH} levels` } : rawArgs,
     hostId: config.hostId,
     actor,
+    traceparent: caller.traceparent ?? null,
   });
   const reject = async (error: ErrorBody, notes: AuditNotes = {}, status: "rejected" | "denied" = "rejected", extra = {}): Promise<Decision> => {
     const envelope = failure(callId, error);

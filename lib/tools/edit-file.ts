@@ -4,6 +4,7 @@ import { defineTool } from "@/lib/tools/define-tool";
 import { applyEdit, emptyOldString } from "@/lib/workspace/edit-text";
 import { assertWellFormed, editableText } from "@/lib/workspace/text";
 import { previewUpdate, updateFile, type CurrentFile, type PlannedContent, type UpdateRequest } from "@/lib/workspace/update-file";
+import { UpdateResultOutput } from "@/lib/tools/outputs";
 
 /**
  * edit_file: exact string replacement in an existing file (DESIGN.md "Tools"; field cases C06,
@@ -98,6 +99,12 @@ function request(args: EditFileArgs): UpdateRequest<PlannedEdit> {
   };
 }
 
+/** JSON Schema source of edit_file's `data`: the write result plus where the edit landed. */
+const EditFileOutput = UpdateResultOutput.extend({
+  replacements: z.number().int().describe("Occurrences replaced."),
+  lines: z.array(z.number().int()).describe("1-based start lines of the replaced occurrences (first 100)."),
+});
+
 export const editFileTool = defineTool({
   name: "edit_file",
   title: "Edit file",
@@ -110,7 +117,7 @@ export const editFileTool = defineTool({
   ].join(" "),
   input: EditFileInput,
   risk: "write",
-  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  output: EditFileOutput,
   subject: (args) => ({ paths: [args.path] }),
   async preview(args, ctx) {
     assertEditArguments(args);

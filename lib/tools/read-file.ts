@@ -72,6 +72,25 @@ function requireFile(fenced: FencedPath): void {
   }
 }
 
+/** JSON Schema source of read_file's `data`. */
+export const ReadFileOutputSchema = z.looseObject({
+  path: z.string(),
+  total_lines: z.number().int(),
+  offset: z.number().int(),
+  limit: z.number().int(),
+  returned_lines: z.number().int(),
+  truncated: z.boolean(),
+  next_offset: z.number().int().nullable(),
+  content: z.string().describe("The page, each line prefixed with its number unless include_line_numbers is false."),
+  clipped_lines: z.array(z.number().int()).describe("1-based numbers of lines cut at the character cap."),
+  encoding: z.string(),
+  encoding_warning: z.string().optional(),
+  bom: z.boolean(),
+  eol: z.enum(["lf", "crlf", "mixed", "none"]),
+  sha256: z.string().describe("sha256 of the whole file (pass as expected_sha256 to write_file / edit_file)."),
+  size_bytes: z.number().int(),
+});
+
 /**
  * read_file: one page of a text file with line numbers (seed 000 contract; field cases C01-C03,
  * C05, C10-C12). Fenced to the workspace, streamed with constant memory, capped in characters.
@@ -90,7 +109,7 @@ export const readFileTool = defineTool({
   ].join("\n"),
   input: ReadFileInput,
   risk: "read",
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  output: ReadFileOutputSchema,
   subject: (args) => ({ paths: [args.path] }),
   async run(args, ctx): Promise<ReadFileOutput> {
     ctx.note({ pathRaw: args.path, target: args.path });

@@ -23,7 +23,6 @@ const LEAD_CHARS = 80;
 /** Characters of the query quoted in an error message. */
 const QUOTE_CHARS = 120;
 
-
 /** Arguments of search_files (at least one of `pattern` / `query`, checked in `run`). */
 export const SearchFilesInput = z
   .object({
@@ -241,6 +240,18 @@ function workspaceRelative(base: FencedPath, entry: TreeEntry): string {
   return base.relative ? `${base.relative}/${entry.relative}` : entry.relative;
 }
 
+/** JSON Schema source of search_files' `data`. */
+const SearchFilesOutputSchema = z.looseObject({
+  mode: z.enum(["content", "files"]),
+  path: z.string(),
+  matches: z.array(z.looseObject({ path: z.string(), line: z.number().int(), column: z.number().int(), text: z.string() })).optional(),
+  files: z.array(z.string()).optional(),
+  truncated: z.boolean(),
+  files_scanned: z.number().int(),
+  files_skipped: z.looseObject({ binary: z.number().int(), too_large: z.number().int(), unreadable: z.number().int() }),
+  bytes_scanned: z.number().int(),
+});
+
 /**
  * search_files: find files by glob, or lines by text / regular expression, under a workspace
  * directory. Walks without following symlinks, skips .git and node_modules unless `path` is
@@ -262,7 +273,7 @@ export const searchFilesTool = defineTool({
   ].join("\n"),
   input: SearchFilesInput,
   risk: "read",
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  output: SearchFilesOutputSchema,
   subject: (args) => ({ paths: [args.path] }),
   async run(args, ctx): Promise<SearchFilesOutput> {
     if (!args.pattern && !args.query) {

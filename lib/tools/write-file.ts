@@ -3,6 +3,7 @@ import { ToolError } from "@/lib/errors";
 import { defineTool, type ToolContext } from "@/lib/tools/define-tool";
 import { previewUpdate, updateFile, type CurrentFile, type PlannedContent, type UpdateRequest } from "@/lib/workspace/update-file";
 import { applyEol, assertWellFormed, detectEol, encodeText, profileText, stripLeadingBom } from "@/lib/workspace/text";
+import { UpdateResultOutput } from "@/lib/tools/outputs";
 
 /**
  * write_file: create a file or replace its whole content (DESIGN.md "Tools"; field cases C06, C07,
@@ -91,7 +92,8 @@ export const writeFileTool = defineTool({
   ].join(" "),
   input: WriteFileInput,
   risk: "write",
-  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  output: UpdateResultOutput,
+  annotations: { idempotentHint: true },
   subject: (args) => ({ paths: [args.path] }),
   preview: (args, ctx: ToolContext) => previewUpdate(ctx, request(args)),
   async run(args, ctx) {
