@@ -9,6 +9,7 @@ import type { ToolPreview } from "@/lib/tools/define-tool";
 import type { PolicyVerdict } from "@/lib/policy/types";
 import { executeCall } from "@/lib/gateway/execute";
 import { currentWorkspace } from "@/lib/gateway/workspace";
+import { applyHeldEffects, discardHeldEffects, dropHeldEffects, isHeldEffects } from "@/lib/effects/call-hooks";
 
 /**
  * The approval queue. A call the policy answers `ask` for sits in status "pending" with its exact
@@ -70,7 +71,9 @@ function isOverdue(row: { status: string; expiresAt: Date | null }): boolean {
 /** Ends one pending call with `approval_expired` (603). @returns true when this caller ended it. */
 async function expireCall(callId: string): Promise<boolean> {
   const envelope = failure(callId, errorBody("approval_expired", "No reviewer decided on this call in time; it was not run.", { call_id: callId }));
-  return finishCall(callId, ["pending"], "expired", envelope, { actor: "system", extra: { decidedAt: new Date() } });
+  const done = await finishCall(callId, ["pending"], "expired", envelope, { actor: "system", extra: { decidedAt: new Date() } });
+  if (done) await dropHeldEffects(callId);
+  return done;
 }
 
 /**
@@ -152,6 +155,8 @@ export async function runApproved(callId: string): Promise<Envelope | null> {
   const workspace = await currentWorkspace();
   if (!row || row.status !== "approved" || row.workspaceId !== workspace.id) return null;
   if (!(await ownsWorkspace(workspace.id))) return null;
+  // A held change set: the command already ran; approving applies its effect.
+  if (isHeldEffects(row.pendingJson)) return applyHeldEffects(callId, workspace, `reviewer:${row.reviewer ?? "unknown"}`);
   const tool = getTool(row.tool);
   const argsJson = row.editedArgsJson ?? row.execArgsJson;
   if (!tool || !argsJson) return null;
@@ -212,12 +217,11 @@ export async function runApprovedBacklog(): Promise<number> {
  * @returns the rejected envelope, or `not_found` / `conflict` (already decided).
  */
 export async function rejectCall(callId: string, reviewer: string, reason: string): Promise<DecisionResult> {
-  const row = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true } });
+  const row = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true, pendingJson: true } });
   if (!row) return { ok: false, error: errorBody("not_found", `No call ${callId}.`, { call_id: callId }) };
-  const envelope = failure(
-    callId,
-    errorBody("approval_rejected", `A reviewer rejected this call${reason ? `: ${reason}` : "."}`, { reason, reviewer }),
-  );
+  const envelope =
+    (row.status === "pending" && isHeldEffects(row.pendingJson) ? await discardHeldEffects(callId, reason, reviewer) : null) ??
+    failure(callId, errorBody("approval_rejected", `A reviewer rejected this call${reason ? `: ${reason}` : "."}`, { reason, reviewer }));
   const done = await finishCall(callId, ["pending"], "rejected", envelope, {
     actor: `reviewer:${reviewer}`,
     extra: { reviewer, reviewReason: reason, decidedAt: new Date() },
@@ -226,6 +230,7 @@ export async function rejectCall(callId: string, reviewer: string, reason: strin
     const now = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true } });
     return alreadyDecided(callId, now?.status ?? row.status);
   }
+  await dropHeldEffects(callId);
   return { ok: true, status: "rejected", envelope };
 }
 

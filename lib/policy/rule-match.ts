@@ -83,6 +83,7 @@ export const RuleOptionsInput = z
   .object({
     limits: RuleLimitsInput.optional().describe("run_command resource limits for the commands this rule matches."),
     redact: z.boolean().optional().describe("false: no secret masking for what this rule matches; reviewers may reveal masked values."),
+    review_effects: z.boolean().optional().describe("true: run the command at once and hold its file changes for a reviewer's approval."),
   })
   .strict();
 
@@ -113,14 +114,20 @@ export function parseRuleOptions(json: string | null): RuleOptions | null {
 export function combineRuleOptions(rules: readonly PolicyRuleData[]): RuleOptions | undefined {
   const limits: Record<string, number> = {};
   let redact: boolean | undefined;
+  let reviewEffects: boolean | undefined;
   for (const { options } of rules) {
     if (!options) continue;
+    reviewEffects ??= options.review_effects;
     for (const [key, value] of Object.entries(options.limits ?? {})) {
       if (value !== undefined && !(key in limits)) limits[key] = value;
     }
     redact ??= options.redact;
   }
   const hasLimits = Object.keys(limits).length > 0;
-  if (!hasLimits && redact === undefined) return undefined;
-  return { ...(hasLimits && { limits: limits as RuleLimits }), ...(redact !== undefined && { redact }) };
+  if (!hasLimits && redact === undefined && reviewEffects === undefined) return undefined;
+  return {
+    ...(hasLimits && { limits: limits as RuleLimits }),
+    ...(redact !== undefined && { redact }),
+    ...(reviewEffects !== undefined && { review_effects: reviewEffects }),
+  };
 }

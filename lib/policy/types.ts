@@ -39,6 +39,11 @@ export interface RuleOptions {
    * explicit click (lib/redact/reveal.ts). Default true (lib/redact.ts).
    */
   redact?: boolean;
+  /**
+   * true: the command runs in its box at once, and its file changes (the change set) wait for a
+   * reviewer, who approves the effect (the diff) rather than the command line (lib/effects).
+   */
+  review_effects?: boolean;
 }
 
 /** What the policy is asked about one call. */
