@@ -24,15 +24,34 @@ import { atomicWriteFile } from "@/lib/workspace/atomic-write";
 
 const execFileAsync = promisify(execFile);
 
+/**
+ * Up to this many rows, each applied file is fsynced on its own (cheap for a few files); above it
+ * the whole set is made durable at once with one syncfs before the journal says "applied".
+ */
+export const DURABLE_EACH_MAX = 64;
+
+
 /** Where the bytes of an after-state come from. */
 export interface ContentSource {
   /** The bytes of `row`'s after-state (a file). */
   bytes(row: FileChangeRow): Promise<Buffer>;
 }
 
-/** The after bytes live in an overlay upper layer (`upper/<path>`), or in the blob store. */
+/**
+ * The after bytes live in an overlay upper layer (`upper/<path>`). Bytes are checked against the
+ * journaled sha256 where there is one, so a redo after a crash never applies a torn file (it
+ * fails, and recovery rolls back instead).
+ */
 export function upperSource(upper: string): ContentSource {
-  return { bytes: (row) => readNoFollow(path.join(upper, row.path)) };
+  return {
+    async bytes(row) {
+      const bytes = await readNoFollow(path.join(upper, row.path));
+      if (row.afterSha && crypto.createHash("sha256").update(bytes).digest("hex") !== row.afterSha) {
+        throw new ToolError("internal", `The captured content of ${row.path} no longer matches its recorded sha256.`, { path: row.path, reason: "capture_damaged" });
+      }
+      return bytes;
+    },
+  };
 }
 
 /** The after bytes are blobs (sha256 in `afterSha`): a revert, a rewind, a roll back. */
@@ -97,7 +116,8 @@ export type ApplyObserver = (done: number, total: number) => void | Promise<void
  *   left the root; `write_failed` for file-system errors (the journal stays "applying", so a
  *   retry or a restart finishes it)
  */
-export async function applyRows(root: string, rows: FileChangeRow[], source: ContentSource, observe?: ApplyObserver): Promise<void> {
+export async function applyRows(root: string, rows: FileChangeRow[], source: ContentSource, observe?: ApplyObserver, options: { durable?: boolean } = {}): Promise<void> {
+  const durable = options.durable ?? false;
   const parents = new ParentCheck(root);
   const removals = rows.filter((r) => r.beforeType !== null && (r.afterType === null || r.afterType !== r.beforeType));
   removals.sort((a, b) => comparePaths(b.path, a.path));
@@ -105,16 +125,16 @@ export async function applyRows(root: string, rows: FileChangeRow[], source: Con
   creations.sort((a, b) => comparePaths(a.path, b.path));
   let done = 0;
   const total = removals.length + creations.length;
-  for (const row of removals) {
+  const tick = async () => {
+    if (observe) await observe(++done, total);
+  };
+  const remove = async (row: FileChangeRow) => {
     let abs: string;
     try {
       abs = await parents.resolve(row.path);
     } catch (err) {
       // Its directory is gone already (a redo after a crash): nothing left to remove.
-      if (err instanceof ToolError && err.detail.reason === "parent_missing") {
-        if (observe) await observe(++done, total);
-        continue;
-      }
+      if (err instanceof ToolError && err.detail.reason === "parent_missing") return tick();
       throw err;
     }
     const st = await lstatOrNull(abs);
@@ -122,16 +142,43 @@ export async function applyRows(root: string, rows: FileChangeRow[], source: Con
       if (st.isDirectory()) await removeEmptyDir(abs, row.path);
       else await fs.unlink(abs).catch(ignoreMissing);
     }
-    if (observe) await observe(++done, total);
-  }
-  for (const row of creations) {
+    await tick();
+  };
+  const make = async (row: FileChangeRow) => {
     const abs = await parents.resolve(row.path);
-    await create(root, abs, row, source);
-    if (observe) await observe(++done, total);
-  }
+    await create(root, abs, row, source, durable);
+    await tick();
+  };
+  // Files and symlinks go in parallel (the file system's latency, not the CPU, is the cost);
+  // directories one by one, in order, around them.
+  await inPool(removals.filter((r) => r.beforeType !== "dir"), remove);
+  for (const row of removals.filter((r) => r.beforeType === "dir")) await remove(row);
+  for (const row of creations.filter((r) => r.afterType === "dir")) await make(row);
+  await inPool(creations.filter((r) => r.afterType !== "dir"), make);
 }
 
-async function create(root: string, abs: string, row: FileChangeRow, source: ContentSource): Promise<void> {
+/** Files worked on at once by an apply or a stage. */
+export const APPLY_CONCURRENCY = 16;
+
+/** Runs `fn` over `items` with at most APPLY_CONCURRENCY in flight; the first failure is thrown once all settled. */
+export async function inPool<T>(items: T[], fn: (item: T, index: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  let failure: unknown = null;
+  const worker = async () => {
+    while (next < items.length && failure === null) {
+      const i = next++;
+      try {
+        await fn(items[i], i);
+      } catch (err) {
+        failure ??= err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(APPLY_CONCURRENCY, items.length) }, worker));
+  if (failure !== null) throw failure;
+}
+
+async function create(root: string, abs: string, row: FileChangeRow, source: ContentSource, durable: boolean): Promise<void> {
   const st = await lstatOrNull(abs);
   const mode = row.afterMode ?? undefined;
   if (row.afterType === "dir") {
@@ -171,7 +218,7 @@ async function create(root: string, abs: string, row: FileChangeRow, source: Con
   }
   const bytes = await source.bytes(row);
   const created = !st?.isFile();
-  await atomicWriteFile(abs, bytes, { mode, durable: false, createDirs: false, dirsRoot: root });
+  await atomicWriteFile(abs, bytes, { mode, durable, createDirs: false, dirsRoot: root });
   if (created) await giveParentOwner(abs);
 }
 

@@ -3,7 +3,7 @@ import { db } from "@/lib/db";
 import { errorBody } from "@/lib/errors";
 import { failure, success, type Envelope } from "@/lib/result";
 import { finishCall, transition } from "@/lib/audit/calls";
-import { applyRows, currentState, rollBack, syncWorkspace, upperSource } from "@/lib/effects/apply";
+import { applyRows, currentState, DURABLE_EACH_MAX, rollBack, syncWorkspace, upperSource } from "@/lib/effects/apply";
 import { captureDirOf, removeCapture } from "@/lib/effects/capture";
 import { moveChangeSet, readRows, type FileChangeRow } from "@/lib/effects/journal";
 import type { ChangesSummary } from "@/lib/effects/stage";
@@ -111,9 +111,8 @@ export async function applyHeldEffects(callId: string, workspace: Workspace, act
   }
   await moveChangeSet(callId, ["held"], "applying");
   try {
-    await syncWorkspace(cap.upper);
-    await applyRows(workspace.root, rows, upperSource(cap.upper));
-    await syncWorkspace(workspace.root);
+    await applyRows(workspace.root, rows, upperSource(cap.upper), undefined, { durable: rows.length <= DURABLE_EACH_MAX });
+    if (rows.length > DURABLE_EACH_MAX) await syncWorkspace(workspace.root);
   } catch (err) {
     await rollBack(workspace.root, rows).catch(() => undefined);
     await moveChangeSet(callId, ["applying"], "discarded", { summary: { ...summary, status: "discarded" }, recovery: "rolled_back", captureDir: null });

@@ -1,7 +1,8 @@
+import { performance } from "node:perf_hooks";
 import { ToolError } from "@/lib/errors";
 import type { RunResult } from "@/lib/exec/run-command";
 import { redactValue } from "@/lib/redact";
-import { applyRows, rollBack, syncWorkspace, upperSource } from "@/lib/effects/apply";
+import { applyRows, DURABLE_EACH_MAX, rollBack, syncWorkspace, upperSource } from "@/lib/effects/apply";
 import { CAPTURE_SETUP_FAILED, captureCommandLine, captureSetupError, captureSupport, prepareCapture, removeCapture } from "@/lib/effects/capture";
 import { holdCallForEffects } from "@/lib/effects/call-hooks";
 import { moveChangeSet, writeChangeSet } from "@/lib/effects/journal";
@@ -61,6 +62,7 @@ export async function runWithEffects(
       const why = await captureSetupError(cap);
       if (why !== null) throw new ToolError("command_failed_to_start", `The command's copy-on-write view could not be set up: ${why.trim()}`, { reason: "capture_failed" });
     }
+    const t0 = performance.now();
     const read = await readChangeSet(cap.upper, root);
     if (read.entries.length === 0) {
       const changes: ChangesSummary = { status: "applied", created: 0, modified: 0, deleted: 0, bytes: 0, total_files: 0, files: [], files_truncated: false, ...(read.skipped.length > 0 && { skipped: read.skipped }) };
@@ -74,6 +76,7 @@ export async function runWithEffects(
       backups: ctx.backups,
       reviewEffects: ctx.ruleOptions?.review_effects === true,
     });
+    const t1 = performance.now();
     const stored = { ...input.commandData, ...(ctx.ruleOptions?.redact === false ? result : redactValue(result)) };
     if (staged.holdReasons.length > 0) {
       const summary: ChangesSummary = { ...staged.summary, status: "held", call_id: ctx.callId };
@@ -86,10 +89,10 @@ export async function runWithEffects(
     const summary: ChangesSummary = { ...staged.summary, status: "applied" };
     await writeChangeSet({ callId: ctx.callId, workspaceId: ctx.workspace.id, status: "applying", captureDir: cap.dir, summary: { ...summary, diff: staged.diff }, result: stored, rows: staged.rows });
     keep = true;
-    await syncWorkspace(cap.upper);
+    const t2 = performance.now();
     try {
-      await applyRows(root, staged.rows, upperSource(cap.upper));
-      await syncWorkspace(root);
+      await applyRows(root, staged.rows, upperSource(cap.upper), undefined, { durable: staged.rows.length <= DURABLE_EACH_MAX });
+      if (staged.rows.length > DURABLE_EACH_MAX) await syncWorkspace(root);
     } catch (err) {
       await rollBack(root, staged.rows);
       await moveChangeSet(ctx.callId, ["applying"], "discarded", { summary: { ...summary, status: "discarded", diff: staged.diff }, recovery: "rolled_back" });
@@ -98,10 +101,17 @@ export async function runWithEffects(
     }
     await moveChangeSet(ctx.callId, ["applying"], "applied", { captureDir: null });
     keep = false;
+    timing(`read ${ms(t1 - t0)} ms, stage ${ms(t2 - t1)} ms, apply ${ms(performance.now() - t2)} ms, ${staged.rows.length} rows`);
     return { result, changes: summary, diff: staged.diff };
   } finally {
     if (!keep) await removeCapture(cap.dir);
   }
+}
+
+const ms = (v: number) => v.toFixed(1);
+/** Phase timings on stderr when AGENT_REACH_EFFECTS_TIMING=1 (benchmarks). */
+function timing(line: string): void {
+  if (process.env.AGENT_REACH_EFFECTS_TIMING === "1") console.error(`[effects] ${line}`);
 }
 
 /** "3 created, 1 modified, 0 deleted". */

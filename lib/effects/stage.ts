@@ -3,7 +3,7 @@ import path from "node:path";
 import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
 import { capDiff, diffFileBytes, diffTexts } from "@/lib/diff/unified";
-import type { ContentSource } from "@/lib/effects/apply";
+import { inPool, type ContentSource } from "@/lib/effects/apply";
 import type { FileChangeRow } from "@/lib/effects/journal";
 import type { ChangeEntry, ChangeKind } from "@/lib/effects/read-change-set";
 import { SENSITIVE_PATHS } from "@/lib/policy/default-rules";
@@ -138,7 +138,9 @@ export async function stageEntries(input: {
   const bulky = { files: 0, bytes: 0, dirs: new Set<string>() };
   let deletions = 0;
   const sensitive = new Set<string>();
-  for (const [seq, e] of input.entries.entries()) {
+  // The file-system and backup work of each entry runs in parallel; the summary is assembled in order.
+  const loaded: Array<{ row: FileChangeRow; diff: { diff: string; additions: number; deletions: number } | null }> = new Array(input.entries.length);
+  await inPool(input.entries, async (e, seq) => {
     const isDir = (e.after ?? e.before)?.type === "dir";
     const bulk = isBulky(e.path, isDir);
     const row: FileChangeRow = {
@@ -168,6 +170,12 @@ export async function stageEntries(input: {
       row.afterSha = sha256Hex(after);
       row.size = after.length;
     }
+    loaded[seq] = { row, diff: !bulk && (before || after) ? fileDiff(e.path, before, after, e) : null };
+  });
+  for (const [seq, e] of input.entries.entries()) {
+    const { row, diff: d } = loaded[seq];
+    const bulk = row.bulky;
+    const isDir = (e.after ?? e.before)?.type === "dir";
     rows.push(row);
 
     if (e.kind === "created" || (e.kind === "symlink" && !e.before)) counts.created++;
@@ -192,8 +200,7 @@ export async function stageEntries(input: {
       ...(e.after && e.after.type !== "symlink" && { mode: e.after.mode.toString(8).padStart(4, "0") }),
       ...(e.after?.link !== undefined && { link: e.after.link }),
     };
-    if (before || after) {
-      const d = fileDiff(e.path, before, after, e);
+    if (d) {
       listed.additions = d.additions;
       listed.deletions = d.deletions;
       if (d.diff && diffChars < STORED_DIFF_MAX_CHARS) {
@@ -201,8 +208,8 @@ export async function stageEntries(input: {
         diffChars += d.diff.length;
       }
     } else if (e.kind === "symlink" || (e.kind === "deleted" && e.before?.type === "symlink")) {
-      const d = diffTexts(e.before ? `a/${e.path}` : "/dev/null", e.after ? `b/${e.path}` : "/dev/null", e.before?.link ? `${e.before.link}\n` : "", e.after?.link ? `${e.after.link}\n` : "");
-      if (d.diff) diffs.push(`# symlink ${e.path}\n${d.diff}`);
+      const sd = diffTexts(e.before ? `a/${e.path}` : "/dev/null", e.after ? `b/${e.path}` : "/dev/null", e.before?.link ? `${e.before.link}\n` : "", e.after?.link ? `${e.after.link}\n` : "");
+      if (sd.diff) diffs.push(`# symlink ${e.path}\n${sd.diff}`);
     }
     if (e.kind === "mode" && e.before && e.after) diffs.push(`diff --git a/${e.path} b/${e.path}\nold mode ${octal(e.before.mode)}\nnew mode ${octal(e.after.mode)}\n`);
     if (files.length < FILES_CAP) files.push(listed);

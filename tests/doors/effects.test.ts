@@ -17,7 +17,7 @@ const SESSION = `fx-${crypto.randomBytes(4).toString("hex")}`;
 
 beforeAll(async () => {
   server = await startTestServer();
-});
+}, 1_200_000);
 afterAll(async () => {
   await server?.stop();
 });
