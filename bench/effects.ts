@@ -106,6 +106,20 @@ export async function effectsBench(log: (line: string) => void = (l) => console.
       rows.push([`apply ${BIG_SET.toLocaleString("en")} new files: ${label}`, 1, ms(total - commandMs), "", `command itself ${ms(commandMs)} ms; read + stage + apply + sync shown`]);
     }
 
+    // The floor: the same number of files written and renamed into place with nothing else.
+    {
+      const raw = path.join(base, "raw");
+      fs.mkdirSync(raw);
+      const t0 = performance.now();
+      for (let i = 0; i < BIG_SET; i++) {
+        const h = await fs.promises.open(path.join(raw, `.t${i}`), "wx");
+        await h.write(`module ${i}\n`);
+        await h.close();
+        await fs.promises.rename(path.join(raw, `.t${i}`), path.join(raw, `m${i}.js`));
+      }
+      rows.push([`baseline: ${BIG_SET.toLocaleString("en")} files opened, written, closed and renamed by plain Node, one at a time`, 1, ms(performance.now() - t0), "", "this machine's file-system latency at the time"]);
+    }
+
     // Rewind a session of 100 calls.
     await seedDefaultRules();
     // The default asks for every write; this benchmark's session is trusted.
