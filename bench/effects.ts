@@ -72,7 +72,7 @@ export async function effectsBench(log: (line: string) => void = (l) => console.
         command,
         cwdAbs: ws.root,
         commandData: {},
-        run: (line) => runCommand({ command: line, cwd: ws.root, timeoutMs: 60_000, maxOutputChars: 1000, env }),
+        run: (_capture, line) => runCommand({ command: line, cwd: ws.root, timeoutMs: 60_000, maxOutputChars: 1000, env }),
       });
       const c = performance.now() - t0;
       if (r.changes?.modified !== 1) throw new Error(`expected one modified file, got ${JSON.stringify(r.changes)}`);
@@ -94,7 +94,7 @@ export async function effectsBench(log: (line: string) => void = (l) => console.
         command: cmd,
         cwdAbs: ws.root,
         commandData: {},
-        run: async (line) => {
+        run: async (_capture, line) => {
           const t = performance.now();
           const res = await runCommand({ command: line, cwd: ws.root, timeoutMs: 600_000, maxOutputChars: 1000, env });
           commandMs = performance.now() - t;

@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
@@ -34,6 +35,11 @@ const EnvSchema = z.object({
   AGENT_REACH_CMD_OUTPUT_MAX_CHARS: z.coerce.number().int().min(200).max(MAX_OUTPUT_CHARS).optional(),
   AGENT_REACH_CMD_NICE: z.coerce.number().int().min(0).max(19).default(10),
   AGENT_REACH_CMD_CGROUP: z.enum(["auto", "off"]).default("auto"),
+  // The command sandbox (lib/exec/sandbox.ts).
+  AGENT_REACH_SANDBOX: z.enum(["auto", "off"]).default("auto"),
+  AGENT_REACH_BWRAP: z.string().min(1).optional(),
+  AGENT_REACH_SANDBOX_READONLY: z.string().optional(),
+  AGENT_REACH_MAX_CONCURRENT_COMMANDS: z.coerce.number().int().min(1).max(1024).optional(),
 });
 
 export interface Config {
@@ -73,6 +79,17 @@ export interface Config {
   commandNice: number;
   /** "auto": contain commands in cgroups when this machine allows it (lib/exec/cgroup.ts); "off": rlimits only. */
   commandCgroup: "auto" | "off";
+  /** "auto": every command runs in a bubblewrap sandbox (fail closed when it cannot); "off": the operator's explicit opt-out. */
+  sandbox: "auto" | "off";
+  /** The bwrap executable: AGENT_REACH_BWRAP, else `bwrap` on PATH (null when not found). */
+  bwrapPath: string | null;
+  /**
+   * Workspace-relative paths (globs allowed) that stay read-only inside the sandbox besides
+   * `.git/hooks` and `.git/config` (AGENT_REACH_SANDBOX_READONLY, comma-separated).
+   */
+  sandboxReadOnly: string[];
+  /** Commands that may run at once; more wait their turn (default: the number of cores). */
+  maxConcurrentCommands: number;
 }
 
 /**
@@ -109,6 +126,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     commandLimits: commandLimitsFrom(e),
     commandNice: e.AGENT_REACH_CMD_NICE,
     commandCgroup: e.AGENT_REACH_CMD_CGROUP,
+    sandbox: e.AGENT_REACH_SANDBOX,
+    bwrapPath: e.AGENT_REACH_BWRAP ? path.resolve(e.AGENT_REACH_BWRAP) : findOnPath("bwrap", env.PATH ?? "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
+    sandboxReadOnly: readOnlyList(e.AGENT_REACH_SANDBOX_READONLY),
+    maxConcurrentCommands: e.AGENT_REACH_MAX_CONCURRENT_COMMANDS ?? Math.max(1, os.availableParallelism()),
   };
 }
 
@@ -123,6 +144,40 @@ function commandLimitsFrom(e: z.infer<typeof EnvSchema>): CommandLimits {
     timeout_ms: e.AGENT_REACH_CMD_TIMEOUT_MAX_MS,
     output_chars: e.AGENT_REACH_CMD_OUTPUT_MAX_CHARS,
   });
+}
+
+/**
+ * AGENT_REACH_SANDBOX_READONLY: comma-separated workspace-relative paths or globs. Each must be
+ * relative, without `..`, and start with a literal name (the part before the first wildcard is
+ * what the sandbox makes read-only, so `*.sh` would mean the whole workspace).
+ */
+function readOnlyList(value: string | undefined): string[] {
+  const entries = (value ?? "")
+    .split(",")
+    .map((s) => s.trim().replace(/^\.\//, "").replace(/\/+$/, ""))
+    .filter(Boolean);
+  for (const entry of entries) {
+    const segments = entry.split("/");
+    if (path.isAbsolute(entry) || segments.includes("..") || segments.includes(".") || /[*?[\]{}!]/.test(segments[0])) {
+      throw new Error(`Invalid configuration: AGENT_REACH_SANDBOX_READONLY: "${entry}" must be a workspace-relative path starting with a literal name (e.g. ".github/workflows/**", "Makefile")`);
+    }
+  }
+  return entries;
+}
+
+/** The first executable `name` on a PATH value (absolute entries only), or null. */
+function findOnPath(name: string, pathValue: string | undefined): string | null {
+  for (const dir of (pathValue ?? "").split(":")) {
+    if (!path.isAbsolute(dir)) continue;
+    const candidate = path.join(dir, name);
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return null;
 }
 
 let cached: Config | null = null;

@@ -45,20 +45,30 @@ function captureWanted(): boolean {
  */
 export async function runWithEffects(
   ctx: ToolContext,
-  input: { command: string; cwdAbs: string; commandData: Record<string, unknown>; run: (commandLine: string) => Promise<RunResult> },
+  input: {
+    command: string;
+    cwdAbs: string;
+    commandData: Record<string, unknown>;
+    /** The command runs in the sandbox, whose runner mounts the overlay itself (`capture`). */
+    boxed?: boolean;
+    /** Runs the command line; with `capture`, on the runner's overlay of that directory. */
+    run: (capture: { dir: string } | null, commandLine: string) => Promise<RunResult>;
+  },
 ): Promise<CommandEffects> {
   const root = ctx.workspace.root;
   const support = captureWanted() ? captureSupport(root, ctx.config.dataDir) : { ok: false as const, reason: "capture is off (AGENT_REACH_EFFECTS_CAPTURE=off)" };
   if (!support.ok) {
-    const result = await input.run(input.command);
+    const result = await input.run(null, input.command);
     return { result, changes: null, captureNote: `file changes were not captured: ${support.reason}` };
   }
   const cap = await prepareCapture(ctx.config.dataDir, ctx.callId);
   let keep = false;
   try {
-    const line = await captureCommandLine(cap, root, input.cwdAbs, input.command);
-    const result = await input.run(line);
-    if (result.exit_code === CAPTURE_SETUP_FAILED) {
+    // In the box, the runner mounts the overlay; without one, a private mount namespace does.
+    const result = input.boxed
+      ? await input.run({ dir: cap.dir }, input.command)
+      : await input.run(null, await captureCommandLine(cap, root, input.cwdAbs, input.command));
+    if (!input.boxed && result.exit_code === CAPTURE_SETUP_FAILED) {
       const why = await captureSetupError(cap);
       if (why !== null) throw new ToolError("command_failed_to_start", `The command's copy-on-write view could not be set up: ${why.trim()}`, { reason: "capture_failed" });
     }

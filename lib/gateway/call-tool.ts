@@ -125,11 +125,16 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
     ...(subject.paths?.[0] !== undefined && { pathRaw: subject.paths[0], pathResolved: fenced.paths[0].absolute }),
     target: subject.command?.command ?? subject.url ?? fenced.paths[0]?.relative,
   };
-  const verdict = await askPolicy(tool, workspace, {
-    paths: fenced.paths.map((p) => p.relative),
-    ...(subject.command && { command: { command: subject.command.command, cwd: fenced.cwd?.absolute } }),
-    ...(subject.url !== undefined && { url: subject.url }),
-  });
+  const verdict = await askPolicy(
+    tool,
+    workspace,
+    {
+      paths: fenced.paths.map((p) => p.relative),
+      ...(subject.command && { command: { command: subject.command.command, cwd: fenced.cwd?.absolute, grants: subject.command.grants } }),
+      ...(subject.url !== undefined && { url: subject.url }),
+    },
+    { door: caller.door },
+  );
   const decisionColumns = { decision: verdict.decision, decisionJson: JSON.stringify(verdict) };
 
   if (verdict.decision === "deny") {

@@ -44,6 +44,11 @@ export interface RuleOptions {
    * reviewer, who approves the effect (the diff) rather than the command line (lib/effects).
    */
   review_effects?: boolean;
+  /**
+   * true: commands this rule matches run in the sandbox with the host's network (the box has
+   * none otherwise). Recorded on each call it applies to (RunResult.sandbox.network).
+   */
+  network?: boolean;
 }
 
 /** What the policy is asked about one call. */
@@ -56,6 +61,22 @@ export interface PolicyInput {
   command?: { command: string; cwd: string; workspaceRoot: string; env: Record<string, string> };
   /** For fetch_url. */
   url?: string;
+  /**
+   * For run_command: true when the command will run inside the sandbox (lib/exec/sandbox.ts).
+   * False at the Claude Code hook door (Claude Code runs the command itself), when the sandbox is
+   * unavailable, and when the operator turned it off. Absent for other tools.
+   */
+  boxed?: boolean;
+  /** For run_command when the sandbox should run but cannot: why (shown on the approval). */
+  sandboxProblem?: string;
+  /** What the call asks beyond the sandbox's defaults; every grant is shown to the reviewer. */
+  grants?: SandboxGrants;
+}
+
+/** Widenings of the sandbox a call asks for (run_command `network: true`). */
+export interface SandboxGrants {
+  /** The host's network instead of none. */
+  network?: boolean;
 }
 
 /** The rule that decided (or null when a built-in fallback decided), for display and audit. */

@@ -1,3 +1,4 @@
+import { warmSandbox } from "@/lib/exec/sandbox";
 import { getConfig } from "@/lib/config";
 import { expireDue, markInterrupted, runApproved, runApprovedBacklog } from "@/lib/approvals/queue";
 import { subscribe } from "@/lib/events/bus";
@@ -36,6 +37,9 @@ export async function startServer(): Promise<void> {
   if (recovered.rolledForward.length + recovered.rolledBack.length > 0) {
     console.log(`[agent-reach] interrupted change sets: ${recovered.rolledForward.length} applied in full, ${recovered.rolledBack.length} rolled back`);
   }
+  // Probe the command sandbox now (its status shows in health at once) and scan the system for
+  // files to mask in the background, so the first command does not wait for the scan.
+  warmSandbox();
   const interrupted = await markInterrupted(config.hostId);
   if (interrupted > 0) console.log(`[agent-reach] ${interrupted} call(s) were running or undecided when the server stopped; marked interrupted.`);
   const swept = await sweepTempsAtStart(config.hostId);

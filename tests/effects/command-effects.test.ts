@@ -40,7 +40,7 @@ async function run(command: string, opts: { reviewEffects?: boolean } = {}) {
     command,
     cwdAbs: ws.root,
     commandData: { command, cwd: "." },
-    run: (line) => runCommand({ command: line, cwd: ws.root, timeoutMs: 30_000, maxOutputChars: 10_000, env: { PATH: "/usr/bin:/bin" } }),
+    run: (_capture, line) => runCommand({ command: line, cwd: ws.root, timeoutMs: 30_000, maxOutputChars: 10_000, env: { PATH: "/usr/bin:/bin" } }),
   });
   return { callId, ...fx };
 }
