@@ -79,5 +79,5 @@ pathlib.Path('existing.txt').write_text('after\\n')`;
     const got = await server.call("get_call", { call_id: callId });
     expect(got.body.data.status).toBe(row.status);
     void crypto;
-  }, 600_000);
+  }, 1_500_000);
 });
