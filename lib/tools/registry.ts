@@ -7,6 +7,7 @@ import { listBackupsTool } from "@/lib/tools/list-backups";
 import { listDirectoryTool } from "@/lib/tools/list-directory";
 import { readFileTool } from "@/lib/tools/read-file";
 import { restoreBackupTool } from "@/lib/tools/restore-backup";
+import { revertCallTool } from "@/lib/tools/revert-call";
 import { runCommandTool } from "@/lib/tools/run-command";
 import { searchFilesTool } from "@/lib/tools/search-files";
 import { transformTool } from "@/lib/tools/transform";
@@ -27,6 +28,7 @@ export const TOOLS: readonly ToolDefinition[] = [
   transformTool,
   listBackupsTool,
   restoreBackupTool,
+  revertCallTool,
   getCallTool,
 ] as ToolDefinition[];
 
