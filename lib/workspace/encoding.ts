@@ -16,7 +16,8 @@ import { ToolError } from "@/lib/errors";
  * 5. a statistical guess by jschardet (a port of Python's chardet 7) over a bounded sample, kept only
  *    when the bytes decode exactly in the guessed encoding; below `SURE_CONFIDENCE` the guess is
  *    "unsure" and writers refuse text whose bytes would depend on it.
- * When nothing decodes exactly, the file is UTF-8 with invalid bytes (shown as U+FFFD, edited as bytes).
+ * When nothing decodes exactly, or the bytes are mostly well-formed UTF-8 multi-byte sequences with a
+ * few stray bytes, the file is UTF-8 with invalid bytes (shown as U+FFFD, edited as bytes).
  *
  * Decoding and encoding use iconv-lite (Node's TextDecoder has no encoder). Only stateless,
  * ASCII-compatible encodings are offered, where the bytes 0x0A and 0x0D only ever mean a line
@@ -282,12 +283,69 @@ export function chooseEncoding(bytes: Buffer, bom: { encoding: EncodingName; len
   if (isUtf8(body) && (opts.complete || isUtf8(completeUtf8Prefix(bytes)))) {
     return { encoding: "utf-8", bomLength: 0, confidence: 1, source: "utf8", sure: true };
   }
+  if (mostlyUtf8(body)) {
+    // UTF-8 text with a few stray bytes: a legacy decoding would turn every UTF-8 character into mojibake.
+    return { encoding: "utf-8", bomLength: 0, confidence: 0, source: "fallback", sure: true };
+  }
   if (opts.legacy && opts.legacy !== "utf-8" && !isUnicode(opts.legacy) && roundTrips(body, opts.legacy)) {
     return { encoding: opts.legacy, bomLength: 0, confidence: 1, source: "workspace_setting", sure: true };
   }
   const guess = detect(body);
   if (guess) return { ...guess, bomLength: 0, source: "detected", sure: guess.confidence >= SURE_CONFIDENCE };
   return { encoding: "utf-8", bomLength: 0, confidence: 0, source: "fallback", sure: true };
+}
+
+/**
+ * True when at least half of the non-ASCII runs in `bytes` are well-formed UTF-8 multi-byte
+ * sequences: UTF-8 text with stray bytes. Legacy text forms such sequences only by accident
+ * (about one GBK pair in twelve), and single-byte Latin text almost never.
+ */
+export function mostlyUtf8(bytes: Buffer): boolean {
+  let valid = 0;
+  let invalid = 0;
+  for (let i = 0; i < bytes.length; ) {
+    const b = bytes[i];
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    const len = b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+    if (len > 0 && wellFormedAt(bytes, i, len)) {
+      valid++;
+      i += len;
+    } else {
+      invalid++;
+      i++;
+    }
+  }
+  return valid > 0 && valid >= invalid;
+}
+
+/** Offset of the first byte of `bytes` that does not start a well-formed UTF-8 sequence, or -1 (a sequence cut at the end counts as invalid). */
+export function firstInvalidUtf8(bytes: Buffer): number {
+  for (let i = 0; i < bytes.length; ) {
+    const b = bytes[i];
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    const len = b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+    if (len === 0 || !wellFormedAt(bytes, i, len)) return i;
+    i += len;
+  }
+  return -1;
+}
+
+/** True when the `len`-byte UTF-8 sequence starting with the lead byte at `i` is well-formed (RFC 3629 table). */
+function wellFormedAt(bytes: Buffer, i: number, len: number): boolean {
+  if (i + len > bytes.length) return false;
+  const lead = bytes[i];
+  const second = bytes[i + 1];
+  const lo = lead === 0xe0 ? 0xa0 : lead === 0xf0 ? 0x90 : 0x80;
+  const hi = lead === 0xed ? 0x9f : lead === 0xf4 ? 0x8f : 0xbf;
+  if (second < lo || second > hi) return false;
+  for (let k = 2; k < len; k++) if ((bytes[i + k] & 0xc0) !== 0x80) return false;
+  return true;
 }
 
 /** `bytes` up to and including its last "\n" (all of it when there is none): a character boundary in every supported encoding. */
