@@ -70,6 +70,9 @@ const LEGACY: Record<string, string> = {
   ...Object.fromEntries([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 15, 16].map((n) => [`iso-8859-${n}`, `iso8859${n}`])),
 };
 
+/** The one-byte-per-character encodings among LEGACY. */
+export const SINGLE_BYTE: ReadonlySet<EncodingName> = new Set(Object.keys(LEGACY).filter((e) => e.startsWith("windows-") || e.startsWith("iso-8859-") || e.startsWith("koi8-")));
+
 /** Spellings accepted for each canonical name (compared without case, "-", "_", " " or "."). */
 const ALIASES: Record<string, string> = {
   utf8: "utf-8",
@@ -376,6 +379,16 @@ function detect(bytes: Buffer): { encoding: EncodingName; confidence: number } |
     encodingEra: chardet.EncodingEra.MODERN_WEB | chardet.EncodingEra.LEGACY_ISO,
     ignoreThreshold: true,
   });
+  // Prior for short Latin text: below the threshold the single-byte scores are close to noise
+  // (one "é" scores Greek, Czech and French alike); windows-1252 is by far the most common of them.
+  const top = results[0];
+  const topName = top?.encoding ? canonicalEncoding(top.encoding) : null;
+  if (top && topName && SINGLE_BYTE.has(topName) && top.confidence < SURE_CONFIDENCE) {
+    const w = results.find((r) => r.encoding && canonicalEncoding(r.encoding) === "windows-1252");
+    if (w && w.confidence >= top.confidence / 2 && roundTrips(sample, "windows-1252") && roundTrips(bytes, "windows-1252")) {
+      return { encoding: "windows-1252", confidence: w.confidence };
+    }
+  }
   const tried = new Set<string>();
   const exact = (name: EncodingName) => roundTrips(sample, name) && (sample.length === bytes.length || roundTrips(bytes, name));
   for (const r of results) {

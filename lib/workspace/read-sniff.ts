@@ -1,6 +1,6 @@
 import { isBinaryFile } from "isbinaryfile";
 import { ToolError } from "@/lib/errors";
-import { chooseEncoding, isUnicode, type EncodingSource } from "@/lib/workspace/encoding";
+import { chooseEncoding, SINGLE_BYTE, type EncodingSource } from "@/lib/workspace/encoding";
 import { detectBom, type EncodingOptions, type TextEncoding } from "@/lib/workspace/text";
 
 /**
@@ -10,7 +10,7 @@ import { detectBom, type EncodingOptions, type TextEncoding } from "@/lib/worksp
  */
 
 /** Bytes read from the start of a file to decide its encoding and whether it is binary. */
-export const SNIFF_BYTES = 64 * 1024;
+export const SNIFF_BYTES = 8192;
 
 /**
  * isbinaryfile judges by the share of suspicious bytes in its first 512; below that a single
@@ -72,12 +72,8 @@ export async function sniffText(sample: Buffer, sizeBytes: number, opts: Encodin
   const body = sample.subarray(bomLength);
   if (body.includes(0)) throw binary(sizeBytes, "nul_byte");
   const choice = chooseEncoding(body, bom, { ...opts, complete });
-  const judged = choice.source === "utf8" || choice.source === "fallback" || (choice.source === "detected" && singleByte(choice.encoding));
+  const judged = choice.source === "utf8" || choice.source === "fallback" || (choice.source === "detected" && SINGLE_BYTE.has(choice.encoding));
   if (judged && body.length >= VERDICT_MIN_BYTES && (await isBinaryFile(body, body.length))) throw binary(sizeBytes, "non_text_bytes");
   return { encoding: choice.encoding, bomLength, confidence: choice.confidence, source: choice.source, sure: choice.sure };
 }
 
-/** True for the one-byte-per-character legacy encodings (windows-125x, ISO-8859-x, KOI8). */
-function singleByte(encoding: TextEncoding): boolean {
-  return !isUnicode(encoding) && !["gbk", "gb18030", "big5", "shift_jis", "euc-jp", "euc-kr"].includes(encoding);
-}
