@@ -1,6 +1,6 @@
 import { FILE_HEADERS_ONLY, formatPatch, structuredPatch, type StructuredPatch, type StructuredPatchHunk } from "diff";
 import { isUnicode, roundTrips } from "@/lib/workspace/encoding";
-import { applyEol, decodeForDisplay, detectBom, profileText, type Eol, type TextProfile } from "@/lib/workspace/text";
+import { applyEol, decodeForDisplay, profileText, type Eol, type TextProfile } from "@/lib/workspace/text";
 
 /**
  * Unified diffs of a file's bytes before and after a write, for the tool result, the audit log and
@@ -102,18 +102,21 @@ export function capDiff(diff: string, maxChars: number): { diff: string; truncat
   return { diff: diff.slice(0, cut + 1), truncated: true };
 }
 
-/** The profile a side of a diff is shown with: the writer's encoding when the bytes decode exactly in it, else detection. */
+/**
+ * The profile a side of a diff is shown with: its own when a BOM or valid UTF-8 decides it;
+ * otherwise the writer's encoding when the bytes decode exactly in it; else its own detection.
+ */
 function displayProfile(bytes: Buffer, opts: DiffEncodingOptions): TextProfile {
   const legacy = opts.legacy ?? null;
+  const own = profileText(bytes, { legacy });
   const encoding = opts.encoding ?? null;
-  if (encoding && !bytes.includes(0) && roundTrips(bytes.subarray(detectBom(bytes)?.length ?? 0), encoding)) {
-    try {
-      return profileText(bytes, { requested: encoding, legacy });
-    } catch {
-      // The BOM names another encoding: fall back to detection.
-    }
+  if (!encoding || own.binary || own.source === "bom" || own.source === "utf8" || own.encoding === encoding) return own;
+  if (!roundTrips(bytes.subarray(own.bomLength), encoding)) return own;
+  try {
+    return profileText(bytes, { requested: encoding, legacy });
+  } catch {
+    return own;
   }
-  return profileText(bytes, { legacy });
 }
 
 /** Names the legacy encoding the diff was decoded from (agents and reviewers see text, the file holds bytes). */

@@ -303,4 +303,48 @@ describe("legacy encodings: what must never happen", () => {
     const p2 = await read({ path: "p.txt", offset: 250, limit: 10 });
     expect(p2.content).toBe(lines.slice(250, 260).map((l, i) => `${String(251 + i).padStart(6)}| ${l}`).join("\n"));
   });
+
+  test("Shift_JIS: a backslash inside a double-byte character (ソ = 83 5C) is not matched, the real one is", async () => {
+    const text = "# ソースコードの設定ファイルです。\npath = C:\\temp\n# ユーザーの合計金額を計算して結果を返す。\n";
+    const before = iconv(text, "SHIFT_JIS");
+    expect(before.includes(Buffer.from([0x83, 0x5c]))).toBe(true);
+    await f.put("s.txt", before);
+    const out = okData(await edit({ path: "s.txt", old_string: "\\", new_string: "/", replace_all: true }));
+    expect(out.replacements).toBe(1);
+    expect(await fs.readFile(f.at("s.txt"))).toEqual(iconv(text.replace("C:\\temp", "C:/temp"), "SHIFT_JIS"));
+  });
+
+  test("replace_all in a GBK file changes every occurrence and nothing else", async () => {
+    await f.put("g.txt", iconv(GBK_TEXT, "GBK"));
+    const out = okData(await edit({ path: "g.txt", old_string: "服务器", new_string: "主机", replace_all: true }));
+    expect(out.replacements).toBe(1);
+    const twice = GBK_TEXT + "# 服务器重启\r\n";
+    await f.put("g2.txt", iconv(twice, "GBK"));
+    expect(okData(await edit({ path: "g2.txt", old_string: "服务器", new_string: "主机", replace_all: true })).replacements).toBe(2);
+    expect(await fs.readFile(f.at("g2.txt"))).toEqual(iconv(twice.replaceAll("服务器", "主机"), "GBK"));
+  });
+
+  test("write_file with encoding over a UTF-8 file converts it, and the diff says so instead of showing mojibake", async () => {
+    await f.put("c.txt", "中文\n");
+    const out = okData(await write({ path: "c.txt", content: "中文\n", encoding: "gbk" }));
+    expect(await fs.readFile(f.at("c.txt"))).toEqual(iconv("中文\n", "GBK"));
+    expect(out.encoding).toBe("gbk");
+    expect(out.warnings as string[]).toContain("encoding changes: utf-8 → gbk");
+    expect(out.diff).toBe("");
+  });
+
+  test("a BOM file cannot be written in another encoding", async () => {
+    const before = Buffer.concat([hex("EFBBBF"), Buffer.from("x\n")]);
+    await f.put("b.txt", before);
+    expectError(await write({ path: "b.txt", content: "y\n", encoding: "shift_jis" }), "encoding_unsupported", { reason: "bom_mismatch" });
+    expectError(await edit({ path: "b.txt", old_string: "x", new_string: "y", encoding: "gbk" }), "encoding_unsupported", { reason: "bom_mismatch" });
+    expect(await fs.readFile(f.at("b.txt"))).toEqual(before);
+  });
+
+  test("an encoding named on edit_file that the file's bytes do not decode in is refused, bytes unchanged", async () => {
+    const before = iconv("caf\u00e9\nok\n", "CP1252");
+    await f.put("w.txt", before);
+    expectError(await edit({ path: "w.txt", old_string: "ok", new_string: "fine", encoding: "gbk" }), "encoding_unsupported", { reason: "undecodable" });
+    expect(await fs.readFile(f.at("w.txt"))).toEqual(before);
+  });
 });
