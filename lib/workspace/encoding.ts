@@ -46,6 +46,8 @@ export interface EncodingChoice {
 export const SURE_CONFIDENCE = 0.3;
 /** Most bytes handed to the detector (it reads at most 200 kB itself). */
 export const DETECTION_SAMPLE_BYTES = 64 * 1024;
+/** Bytes looked at to tell UTF-8 with stray bytes from legacy text (a bounded scan: the answer is statistical). */
+const MOSTLY_UTF8_SCAN_BYTES = 1 << 20;
 /** Detector candidates checked for an exact decoding, best first (each check decodes the file). */
 const MAX_CANDIDATES = 8;
 /** Code points named in an `encoding_unsupported` detail. */
@@ -286,7 +288,7 @@ export function chooseEncoding(bytes: Buffer, bom: { encoding: EncodingName; len
   if (isUtf8(body) && (opts.complete || isUtf8(completeUtf8Prefix(bytes)))) {
     return { encoding: "utf-8", bomLength: 0, confidence: 1, source: "utf8", sure: true };
   }
-  if (mostlyUtf8(body)) {
+  if (mostlyUtf8(body.subarray(0, MOSTLY_UTF8_SCAN_BYTES))) {
     // UTF-8 text with a few stray bytes: a legacy decoding would turn every UTF-8 character into mojibake.
     return { encoding: "utf-8", bomLength: 0, confidence: 0, source: "fallback", sure: true };
   }

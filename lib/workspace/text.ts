@@ -115,6 +115,21 @@ export function detectEol(text: string): Eol {
  *   "bom_mismatch") or asks for UTF-16 without a BOM (reason "utf16_without_bom")
  */
 export function profileText(bytes: Buffer, opts: EncodingOptions = {}): TextProfile {
+  // One write profiles the same buffers several times (plan, diff, result); legacy decisions decode the whole file.
+  const key = `${opts.requested ?? ""}|${opts.legacy ?? ""}`;
+  let cached = profiles.get(bytes);
+  const hit = cached?.get(key);
+  if (hit) return hit;
+  const profile = computeProfile(bytes, opts);
+  if (!cached) profiles.set(bytes, (cached = new Map()));
+  cached.set(key, profile);
+  return profile;
+}
+
+/** Profiles by buffer and options. Buffers are never changed after they are profiled (file contents read or planned). */
+const profiles = new WeakMap<Buffer, Map<string, TextProfile>>();
+
+function computeProfile(bytes: Buffer, opts: EncodingOptions): TextProfile {
   const bom = detectBom(bytes);
   const bomLength = bom?.length ?? 0;
   const body = bytes.subarray(bomLength);
