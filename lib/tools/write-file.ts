@@ -3,7 +3,7 @@ import { ToolError } from "@/lib/errors";
 import { defineTool, type ToolContext } from "@/lib/tools/define-tool";
 import { previewUpdate, updateFile, type CurrentFile, type PlannedContent, type UpdateRequest } from "@/lib/workspace/update-file";
 import { requireEncoding } from "@/lib/workspace/encoding";
-import { applyEol, assertSureEnough, assertWellFormed, detectEol, encodeText, profileText, stripLeadingBom } from "@/lib/workspace/text";
+import { applyEol, assertSureEnough, assertWellFormed, detectEol, encodeText, isBinaryBytes, profileText, stripLeadingBom } from "@/lib/workspace/text";
 
 /**
  * write_file: create a file or replace its whole content (DESIGN.md "Tools"; field cases C06, C07,
@@ -67,7 +67,7 @@ type WriteFileArgs = z.infer<typeof WriteFileInput>;
  */
 function planWrite(content: string, current: CurrentFile | null, requested: string | null, legacy: string | null): PlannedContent {
   assertWellFormed(content, "content");
-  if (current === null || profileText(current.bytes).binary) {
+  if (current === null || isBinaryBytes(current.bytes)) {
     const warnings = current === null ? [] : [`replaces a binary file (${current.bytes.length} bytes); its bytes are kept in the backup`];
     if (requested === null || requested === "utf-8") return { bytes: Buffer.from(content, "utf8"), warnings, encoding: "utf-8" };
     const text = stripLeadingBom(content);

@@ -126,6 +126,13 @@ export function profileText(bytes: Buffer, opts: EncodingOptions = {}): TextProf
   return profile;
 }
 
+/** True when `bytes` are binary as `profileText` judges it (a NUL byte, unless the file is UTF-16 with a BOM), without choosing an encoding. */
+export function isBinaryBytes(bytes: Buffer): boolean {
+  const bom = detectBom(bytes);
+  if (bom && bom.encoding !== "utf-8") return false;
+  return bytes.subarray(bom?.length ?? 0).includes(0);
+}
+
 /** Profiles by buffer and options. Buffers are never changed after they are profiled (file contents read or planned). */
 const profiles = new WeakMap<Buffer, Map<string, TextProfile>>();
 
