@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
+import { canonicalEncoding, isUnicode, SUPPORTED_ENCODINGS } from "@/lib/workspace/encoding";
 import { defaultCommandLimits, MAX_OUTPUT_CHARS, MAX_TIMEOUT_MS, withRuleLimits, type CommandLimits } from "@/lib/exec/limits";
 
 /**
@@ -22,6 +23,14 @@ const EnvSchema = z.object({
   AGENT_REACH_READ_MAX_CHARS: z.coerce.number().int().min(200).max(1_000_000).default(12_000),
   AGENT_REACH_SEARCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   AGENT_REACH_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(16 * 1024 * 1024),
+  // Legacy encoding of the workspace's non-UTF-8 files (lib/workspace/encoding.ts); unset = detect.
+  AGENT_REACH_LEGACY_ENCODING: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === "" ? null : v.trim()))
+    .refine((v) => v === null || (canonicalEncoding(v) !== null && !isUnicode(canonicalEncoding(v)!)), {
+      message: `a legacy encoding, one of ${SUPPORTED_ENCODINGS.filter((e) => !e.startsWith("utf-")).join(", ")} (common spellings such as GBK, cp936, Shift_JIS, cp1252 also work)`,
+    }),
   AGENT_REACH_APPROVAL_WAIT_DEFAULT_S: z.coerce.number().min(0).max(3600).default(30),
   AGENT_REACH_APPROVAL_WAIT_MAX_S: z.coerce.number().min(0).max(3600).default(120),
   AGENT_REACH_APPROVAL_EXPIRY_S: z.coerce.number().min(1).default(24 * 3600),
@@ -69,6 +78,12 @@ export interface Config {
   readMaxChars: number;
   /** Largest accepted request body (bytes). */
   maxBodyBytes: number;
+  /**
+   * Canonical name of the workspace's legacy encoding ("gb18030", "shift_jis", "windows-1252", …):
+   * files that are not valid UTF-8 and decode exactly in it are read and written in it, whatever
+   * the detector guesses. Null: detect.
+   */
+  legacyEncoding: string | null;
   /** Time budget of search_files' matching (ms, worker thread); past it the call answers regex_timeout. */
   searchTimeoutMs: number;
   /** Default wait for a decision when a call asks (ms), used when the agent sends no `Prefer: wait`. */
@@ -125,6 +140,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowedHosts: e.AGENT_REACH_ALLOWED_HOSTS.split(",").map((h) => h.trim()).filter(Boolean),
     readMaxChars: e.AGENT_REACH_READ_MAX_CHARS,
     maxBodyBytes: e.AGENT_REACH_MAX_BODY_BYTES,
+    legacyEncoding: e.AGENT_REACH_LEGACY_ENCODING === null ? null : canonicalEncoding(e.AGENT_REACH_LEGACY_ENCODING),
     searchTimeoutMs: e.AGENT_REACH_SEARCH_TIMEOUT_MS,
     approvalWaitDefaultMs: e.AGENT_REACH_APPROVAL_WAIT_DEFAULT_S * 1000,
     approvalWaitMaxMs: e.AGENT_REACH_APPROVAL_WAIT_MAX_S * 1000,
