@@ -18,9 +18,30 @@ export const UpdateResultOutput = z.looseObject({
   diff_truncated: z.boolean(),
   additions: z.number().int(),
   deletions: z.number().int(),
-  encoding: z.enum(["utf-8", "utf-16le", "utf-16be"]),
+  encoding: z.string().describe("Encoding the file was written in: utf-8, utf-16le/be, or a legacy one such as gbk, shift_jis, windows-1252."),
   eol: z.enum(["lf", "crlf", "mixed", "none"]),
   bom: z.boolean(),
   mode: z.string().describe('Permission bits as 4 octal digits, e.g. "0644".'),
   warnings: z.array(z.string()),
+});
+
+/** A change set's summary (lib/effects/stage.ts ChangesSummary): what a call changed, or what a revert undid. */
+export const ChangesOutput = z.looseObject({
+  status: z.enum(["applied", "held", "discarded"]).describe("applied: in the workspace; held: waits for a reviewer (wait with get_call); discarded: never applied."),
+  created: z.number().int(),
+  modified: z.number().int(),
+  deleted: z.number().int(),
+  bytes: z.number().int().describe("Bytes of new file content the change set writes."),
+  total_files: z.number().int().describe("Changed paths in total; files lists at most 200."),
+  files: z.array(z.looseObject({ path: z.string(), kind: z.string() })),
+  files_truncated: z.boolean(),
+  hold_reasons: z.array(z.string()).optional(),
+  call_id: z.string().optional(),
+});
+
+/** The `data` of revert_call. */
+export const RevertResultOutput = z.looseObject({
+  reverted_call_id: z.string().describe("The call whose changes were undone."),
+  changes: ChangesOutput,
+  not_revertible: z.array(z.unknown()).optional().describe("Changes that could not be undone (e.g. bulky generated files applied without backups)."),
 });
