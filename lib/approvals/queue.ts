@@ -11,6 +11,7 @@ import { currentWorkspace } from "@/lib/gateway/workspace";
 import { expireCall, isOverdue, waitForOutcome } from "@/lib/approvals/wait";
 import { startExecutor } from "@/lib/approvals/executor";
 import { argsColumn, pendingColumn, queuedTargetSha256, ruleOptionsOf } from "@/lib/audit/record";
+import { applyHeldEffects, discardHeldEffects, dropHeldEffects, isHeldEffects } from "@/lib/effects/call-hooks";
 
 /**
  * The approval queue. A call the policy answers `ask` for sits in status "pending" with its exact
@@ -111,6 +112,8 @@ export async function runApproved(callId: string): Promise<Envelope | null> {
   const workspace = await currentWorkspace();
   if (!row || row.status !== "approved" || row.workspaceId !== workspace.id) return null;
   if (!(await ownsWorkspace(workspace.id))) return null;
+  // A held change set: the command already ran; approving applies its effect.
+  if (isHeldEffects(row.pendingJson)) return applyHeldEffects(callId, workspace, `reviewer:${row.reviewer ?? "unknown"}`);
   const tool = getTool(row.tool);
   const argsJson = row.editedArgsJson ?? row.execArgsJson;
   if (!tool || !argsJson) return null;
@@ -176,12 +179,11 @@ export async function runApprovedBacklog(): Promise<number> {
  * @returns the rejected envelope, or `not_found` / `conflict` (already decided).
  */
 export async function rejectCall(callId: string, reviewer: string, reason: string): Promise<DecisionResult> {
-  const row = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true } });
+  const row = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true, pendingJson: true } });
   if (!row) return { ok: false, error: errorBody("not_found", `No call ${callId}.`, { call_id: callId }) };
-  const envelope = failure(
-    callId,
-    errorBody("approval_rejected", `A reviewer rejected this call${reason ? `: ${reason}` : "."}`, { reason, reviewer }),
-  );
+  const envelope =
+    (row.status === "pending" && isHeldEffects(row.pendingJson) ? await discardHeldEffects(callId, reason, reviewer) : null) ??
+    failure(callId, errorBody("approval_rejected", `A reviewer rejected this call${reason ? `: ${reason}` : "."}`, { reason, reviewer }));
   const done = await finishCall(callId, ["pending"], "rejected", envelope, {
     actor: `reviewer:${reviewer}`,
     extra: { reviewer, reviewReason: reason, decidedAt: new Date() },
@@ -190,6 +192,7 @@ export async function rejectCall(callId: string, reviewer: string, reason: strin
     const now = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true } });
     return alreadyDecided(callId, now?.status ?? row.status);
   }
+  await dropHeldEffects(callId);
   return { ok: true, status: "rejected", envelope };
 }
 

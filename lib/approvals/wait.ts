@@ -5,6 +5,7 @@ import { failure, type Envelope } from "@/lib/result";
 import { finishCall, isFinal } from "@/lib/audit/calls";
 import { recalledOutcome } from "@/lib/approvals/outcomes";
 import { resultColumn } from "@/lib/audit/record";
+import { dropHeldEffects } from "@/lib/effects/call-hooks";
 
 /**
  * Waiting for a call's outcome, and withdrawing a call nobody should run any more. A leaf module
@@ -68,7 +69,9 @@ export function isOverdue(row: { status: string; expiresAt: Date | null }): bool
 /** Ends one pending call with `approval_expired` (603). @returns true when this caller ended it. */
 export async function expireCall(callId: string): Promise<boolean> {
   const envelope = failure(callId, errorBody("approval_expired", "No reviewer decided on this call in time; it was not run.", { call_id: callId }));
-  return finishCall(callId, ["pending"], "expired", envelope, { actor: "system", extra: { decidedAt: new Date() } });
+  const done = await finishCall(callId, ["pending"], "expired", envelope, { actor: "system", extra: { decidedAt: new Date() } });
+  if (done) await dropHeldEffects(callId); // a held change set nobody decided is discarded with its call
+  return done;
 }
 
 /**
@@ -80,5 +83,7 @@ export async function withdrawCall(callId: string, reason: string, actor = "syst
     callId,
     errorBody("approval_rejected", `The call was withdrawn before a reviewer decided: ${reason}`, { reason: "withdrawn", why: reason, call_id: callId }),
   );
-  return finishCall(callId, ["pending"], "rejected", envelope, { actor, extra: { reviewReason: `withdrawn: ${reason}`, decidedAt: new Date() } });
+  const done = await finishCall(callId, ["pending"], "rejected", envelope, { actor, extra: { reviewReason: `withdrawn: ${reason}`, decidedAt: new Date() } });
+  if (done) await dropHeldEffects(callId);
+  return done;
 }

@@ -82,6 +82,8 @@ export interface NewCall {
   args: unknown;
   hostId: string;
   actor: string;
+  /** W3C trace context (`traceparent`) of the request that made the call, when it sent one. */
+  traceparent?: string | null;
 }
 
 /**
@@ -103,6 +105,7 @@ export async function recordReceived(call: NewCall): Promise<void> {
       bytesIn: Buffer.byteLength(argsJson),
       status: "received",
       hostId: call.hostId,
+      traceparent: call.traceparent ?? null,
       createdAt: new Date(),
     },
     event: { type: "call.received", callId: call.id, actor: call.actor, data: { tool: call.tool, door: call.door } },

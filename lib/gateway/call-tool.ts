@@ -44,6 +44,8 @@ export interface Caller {
   reviewer?: string;
   /** The agent's own session key (X-Agent-Session, MCP session id), or null. */
   sessionKey: string | null;
+  /** W3C trace context of the request (`traceparent`, validated), stored with the call. */
+  traceparent?: string | null;
 }
 
 export interface CallOptions {
@@ -159,6 +161,7 @@ export async function decideCall(caller: Caller, toolName: string, rawArgs: unkn
     args: tooDeep ? { _refused: `arguments nested deeper than ${MAX_JSON_DEPTH} levels` } : rawArgs,
     hostId: config.hostId,
     actor,
+    traceparent: caller.traceparent ?? null,
   });
   const reject = async (error: ErrorBody, notes: AuditNotes = {}, status: "rejected" | "denied" = "rejected", extra = {}): Promise<Decision> => {
     const envelope = failure(callId, error);
@@ -193,11 +196,16 @@ export async function decideCall(caller: Caller, toolName: string, rawArgs: unkn
     ...(subject.paths?.[0] !== undefined && { pathRaw: subject.paths[0], pathResolved: fenced.paths[0].absolute }),
     target: subject.command?.command ?? subject.url ?? fenced.paths[0]?.relative,
   };
-  const verdict = await askPolicy(tool, workspace, {
-    paths: fenced.paths.map((p) => p.relative),
-    ...(subject.command && { command: { command: subject.command.command, cwd: fenced.cwd?.absolute } }),
-    ...(subject.url !== undefined && { url: subject.url }),
-  });
+  const verdict = await askPolicy(
+    tool,
+    workspace,
+    {
+      paths: fenced.paths.map((p) => p.relative),
+      ...(subject.command && { command: { command: subject.command.command, cwd: fenced.cwd?.absolute, grants: subject.command.grants } }),
+      ...(subject.url !== undefined && { url: subject.url }),
+    },
+    { door: caller.door },
+  );
   const decisionColumns = { decision: verdict.decision, decisionJson: decisionColumn.encode(verdict) };
 
   if (verdict.decision === "deny") {
