@@ -9,6 +9,7 @@ import type { ToolPreview } from "@/lib/tools/define-tool";
 import type { PolicyVerdict } from "@/lib/policy/types";
 import { executeCall } from "@/lib/gateway/execute";
 import { currentWorkspace } from "@/lib/gateway/workspace";
+import { endRevokedCall, isAgentRevoked } from "@/lib/approvals/revocation";
 
 /**
  * The approval queue. A call the policy answers `ask` for sits in status "pending" with its exact
@@ -103,6 +104,10 @@ export async function approveCall(callId: string, reviewer: string, edit?: { con
     return alreadyDecided(callId, "expired");
   }
   if (row.status !== "pending" || !row.execArgsJson) return alreadyDecided(callId, row.status);
+  if (await isAgentRevoked(row.agentId)) {
+    await endRevokedCall(callId, ["pending"]);
+    return alreadyDecided(callId, "rejected");
+  }
   const tool = getTool(row.tool);
   if (!tool) return { ok: false, error: errorBody("unknown_tool", `Tool ${row.tool} is no longer registered.`) };
 
@@ -158,6 +163,7 @@ export async function runApproved(callId: string): Promise<Envelope | null> {
   const parsed = tool.input.safeParse(JSON.parse(argsJson));
   const actor = `reviewer:${row.reviewer ?? "unknown"}`;
   const pending = JSON.parse(row.pendingJson ?? "{}") as Partial<PendingDetail>;
+  if (await isAgentRevoked(row.agentId)) return endRevokedCall(callId, ["approved"]);
   if (pending.external) {
     // Decide only: the agent's own tool runs it once the waiting hook answers "allow".
     const envelope = success(callId, { executed: false, decision: "approved", reviewer: row.reviewer });
@@ -165,6 +171,8 @@ export async function runApproved(callId: string): Promise<Envelope | null> {
   }
   const host = getConfig().hostId;
   if (!(await transition(callId, ["approved"], "running", { actor, startedAt: new Date(), eventData: { host } }))) return null;
+  // Revoked between the check above and the start: the call has not run, so it does not.
+  if (await isAgentRevoked(row.agentId)) return endRevokedCall(callId, ["running"]);
   if (!parsed.success) {
     const envelope = failure(callId, errorBody("invalid_arguments", "The approved arguments are no longer valid for this tool."));
     await finishCall(callId, ["running"], "failed", envelope, { actor });

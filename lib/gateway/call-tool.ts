@@ -2,6 +2,7 @@ import { z } from "zod";
 import { getConfig } from "@/lib/config";
 import { errorBody, toErrorBody, ToolError, type ErrorBody } from "@/lib/errors";
 import { newId } from "@/lib/ids";
+import { redactServerSecretsValue } from "@/lib/redact";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "@/lib/json-depth";
 import { failure, success, type Envelope } from "@/lib/result";
 import { finishCall, notesToColumns, recordReceived, transition } from "@/lib/audit/calls";
@@ -163,7 +164,7 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
       pathRaw: notes.pathRaw,
       pathResolved: notes.pathResolved,
       target: notes.target?.slice(0, 2000),
-      pendingJson: JSON.stringify({ preview, verdict, ...(options.external && { external: true }) }),
+      pendingJson: JSON.stringify(redactServerSecretsValue({ preview, verdict, ...(options.external && { external: true }) })),
       execArgsJson: JSON.stringify(args),
     };
     if (caller.reviewer) {

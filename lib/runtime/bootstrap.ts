@@ -1,6 +1,6 @@
 import { getConfig } from "@/lib/config";
 import { migrate } from "@/lib/db/migrate";
-import { ensureAgentToken, ensureReviewer } from "@/lib/auth/tokens";
+import { checkPresetCredentials, ensureAgentToken, ensureReviewer } from "@/lib/auth/tokens";
 import { seedDefaultRules } from "@/lib/gateway/rules";
 import { currentWorkspace } from "@/lib/gateway/workspace";
 
@@ -21,9 +21,11 @@ export interface BootstrapResult {
  * and reviewer when none exist (or registers the preset ones from AGENT_REACH_AGENT_TOKEN,
  * AGENT_REACH_REVIEWER_PASSWORD, AGENT_REACH_REVIEWER_TOKEN) and seeds the default policy.
  * Idempotent: running it again changes nothing.
- * @throws Error with an operator-facing message (bad workspace root, database unreachable).
+ * @throws Error with an operator-facing message (a malformed preset credential, bad workspace
+ *   root, database unreachable).
  */
 export async function bootstrap(env: NodeJS.ProcessEnv = process.env): Promise<BootstrapResult> {
+  checkPresetCredentials(env);
   const config = getConfig();
   const migrations = await migrate(config.databaseUrl);
   const workspace = await currentWorkspace();

@@ -118,7 +118,7 @@ export async function atomicWriteFile(absPath: string, bytes: Buffer, options: A
     await handle?.close().catch(() => undefined);
     await fs.rm(tmp, { force: true }).catch(() => undefined);
     await removeDirectories(createdDirs);
-    throw asWriteError(err);
+    throw withSize(asWriteError(err), bytes.length);
   }
   // The new name, and the entries of directories this call created, must survive a crash too.
   for (const d of new Set([dir, ...createdDirs.map((c) => path.dirname(c))])) await syncDirectory(d);
@@ -272,7 +272,61 @@ function asWriteError(err: unknown): unknown {
   return new ToolError("write_failed", `The write failed: ${known.what}. The file was not changed.`, { reason: known.reason, errno: code }, { cause: err });
 }
 
+/** Adds the number of bytes the failed write would have written to a `write_failed` error. */
+function withSize(err: unknown, sizeBytes: number): unknown {
+  if (err instanceof ToolError && err.errorName === "write_failed" && err.detail.size_bytes === undefined) {
+    return new ToolError(err.errorName, err.message, { ...err.detail, size_bytes: sizeBytes }, { cause: err.cause });
+  }
+  return err;
+}
+
 function errnoOf(err: unknown): string | undefined {
   const code = (err as NodeJS.ErrnoException | null)?.code;
   return typeof code === "string" ? code : undefined;
+}
+
+/** Errno codes meaning a directory on the path vanished or stopped being a directory mid-call. */
+const VANISHED = new Set(["ENOENT", "ENOTDIR"]);
+
+/**
+ * Turns what a write can meet from the file system into the answer an agent can act on, so an
+ * expected failure is never a server error:
+ * - a directory removed, renamed or swapped for a symlink while the call ran (raw ENOENT /
+ *   ENOTDIR / ELOOP, `write_failed` "target_changed", a fence race) → `not_found` when the path's
+ *   directory is gone now, else `path_outside_workspace`, both with detail
+ *   `{reason: "changed_during_call", path}`: nothing was written, and a retry re-checks the path;
+ * - `write_failed` (full disk, read-only, permission, I/O) → the same error, with the `path` and
+ *   `size_bytes` that were not written named in the message and the detail.
+ * Other errors pass through unchanged.
+ * @param root the canonical workspace root; @param rawPath the path as the agent gave it.
+ */
+export async function asExpectedWriteFailure(err: unknown, root: string, rawPath: string, sizeBytes?: number): Promise<unknown> {
+  const code = err instanceof ToolError ? (typeof err.detail.errno === "string" ? err.detail.errno : undefined) : errnoOf(err);
+  const raced =
+    (err instanceof ToolError && (err.detail.reason === "target_changed" || err.detail.race === true)) ||
+    (code !== undefined && (VANISHED.has(code) || code === "ELOOP") && (!(err instanceof ToolError) || err.errorName === "write_failed"));
+  if (raced) {
+    const gone = code !== undefined && VANISHED.has(code) ? true : !(await directoryStillInside(root, rawPath));
+    const detail = { reason: "changed_during_call", path: rawPath, race: true };
+    return gone && code !== "ELOOP"
+      ? new ToolError("not_found", `A directory on the path ${rawPath} was removed or replaced while the call ran; nothing was written. Check the path and retry.`, detail, { cause: err })
+      : new ToolError("path_outside_workspace", `A directory on the path ${rawPath} was replaced by a symbolic link while the call ran; nothing was written.`, detail, { cause: err });
+  }
+  if (err instanceof ToolError && err.errorName === "write_failed" && err.detail.path === undefined) {
+    const size = sizeBytes ?? (typeof err.detail.size_bytes === "number" ? err.detail.size_bytes : undefined);
+    const what = `${rawPath}${size !== undefined ? ` (${size} bytes)` : ""}`;
+    return new ToolError("write_failed", `${err.message.replace(/ The file was not changed\.$/, "")} Nothing was written to ${what}; the file is unchanged.`, { ...err.detail, path: rawPath }, { cause: err });
+  }
+  return err;
+}
+
+/** True when the directory of `rawPath` (relative to `root`) exists now as a real directory whose realpath stays inside `root`. */
+async function directoryStillInside(root: string, rawPath: string): Promise<boolean> {
+  const dir = path.dirname(path.resolve(root, rawPath));
+  try {
+    const real = await fs.realpath(dir);
+    return isInside(root, real) && (await fs.stat(real)).isDirectory();
+  } catch {
+    return false;
+  }
 }
