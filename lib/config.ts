@@ -34,6 +34,9 @@ const EnvSchema = z.object({
   AGENT_REACH_CMD_OUTPUT_MAX_CHARS: z.coerce.number().int().min(200).max(MAX_OUTPUT_CHARS).optional(),
   AGENT_REACH_CMD_NICE: z.coerce.number().int().min(0).max(19).default(10),
   AGENT_REACH_CMD_CGROUP: z.enum(["auto", "off"]).default("auto"),
+  // Health check's disk threshold (lib/health.ts): an absolute floor in MiB, or a share of the file system.
+  AGENT_REACH_HEALTH_MIN_FREE_MB: z.coerce.number().min(0).optional(),
+  AGENT_REACH_HEALTH_MIN_FREE_PERCENT: z.coerce.number().min(0).max(100).optional(),
 });
 
 export interface Config {
@@ -73,6 +76,12 @@ export interface Config {
   commandNice: number;
   /** "auto": contain commands in cgroups when this machine allows it (lib/exec/cgroup.ts); "off": rlimits only. */
   commandCgroup: "auto" | "off";
+  /**
+   * Free space below which the health check's disk check fails: `{mb}` (AGENT_REACH_HEALTH_MIN_FREE_MB),
+   * `{percent}` of the file system (AGENT_REACH_HEALTH_MIN_FREE_PERCENT), or null for the default
+   * (lib/health.ts `diskThresholdBytes`). 0 turns the check off.
+   */
+  healthMinFree: { mb: number } | { percent: number } | null;
 }
 
 /**
@@ -109,6 +118,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     commandLimits: commandLimitsFrom(e),
     commandNice: e.AGENT_REACH_CMD_NICE,
     commandCgroup: e.AGENT_REACH_CMD_CGROUP,
+    healthMinFree:
+      e.AGENT_REACH_HEALTH_MIN_FREE_MB !== undefined
+        ? { mb: e.AGENT_REACH_HEALTH_MIN_FREE_MB }
+        : e.AGENT_REACH_HEALTH_MIN_FREE_PERCENT !== undefined
+          ? { percent: e.AGENT_REACH_HEALTH_MIN_FREE_PERCENT }
+          : null,
   };
 }
 

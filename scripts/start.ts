@@ -7,7 +7,7 @@
  * Flags: `--dev` runs `next dev` instead of a production build.
  * Environment: see README.md (AGENT_REACH_WORKSPACE, DATABASE_URL, HOST, PORT, …).
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { getConfig } from "@/lib/config";
 import { bootstrap } from "@/lib/runtime/bootstrap";
@@ -25,14 +25,13 @@ async function main(): Promise<void> {
     stdio: ["ignore", "inherit", "inherit"],
     env: { ...process.env, AGENT_REACH_WORKSPACE: config.workspaceRoot, DATABASE_URL: config.databaseUrl },
   });
-  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
-  child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+  stopWithParent(child);
 
   await waitForHealth(`http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}/api/health`);
   const lines = [
     "",
     `  Agent Reach is serving ${config.publicUrl}`,
-    `  workspace root: ${boot.workspaceRoot}`,
+    `  workspace root: ${boot.workspaceRoot}${boot.workspaceCreated ? " (created, with a sample README.md)" : ""}`,
     `  database:       ${describeDatabase(config.databaseUrl)}`,
   ];
   if (boot.agentToken) {
@@ -41,6 +40,33 @@ async function main(): Promise<void> {
   }
   if (boot.reviewerPassword) lines.push(`  reviewer sign-in (shown once): login "admin", password ${boot.reviewerPassword}`);
   console.log(`${lines.join("\n")}\n`);
+}
+
+/** How long the server gets to stop after a signal before it is killed (ms). */
+const STOP_GRACE_MS = 8000;
+
+/**
+ * Ties the server's life to this process: SIGINT, SIGTERM or SIGHUP here (from a terminal, from
+ * `npm start`'s own signal forwarding, from a process manager) is passed on to the server, which
+ * is killed if it has not stopped within `STOP_GRACE_MS`; this process exits once the server has.
+ * When this process is orphaned (the `npm`/tsx process above it died without passing a signal
+ * on, e.g. SIGKILL), it stops the server the same way. When the server exits by itself, this
+ * process exits with its status.
+ */
+function stopWithParent(child: ChildProcess): void {
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS).unref();
+  };
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => stop(signal));
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) stop("SIGTERM");
+  }, 500).unref();
+  child.on("exit", (code, signal) => process.exit(stopping ? 0 : (code ?? (signal ? 1 : 0))));
 }
 
 /** The database for the banner: a SQLite file's path (relative when under the cwd), or PostgreSQL's host and name (never its password). */

@@ -39,7 +39,7 @@ const PRESET_RULES = [
  * prefix), and a value too short could not be masked in tool output.
  * @throws Error naming each variable that is malformed and what it must look like.
  */
-export function checkPresetCredentials(env: NodeJS.ProcessEnv): void {
+export function checkPresetCredentials(env: Record<string, string | undefined>): void {
   const problems: string[] = [];
   for (const { key, re, what } of PRESET_RULES) {
     const value = env[key];

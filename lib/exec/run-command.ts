@@ -155,7 +155,9 @@ export async function runCommand(options: RunCommandOptions): Promise<RunResult>
 
   let child: ChildProcess;
   try {
-    child = spawn(BASH, wrapperArgs(options.command, plan, options.nice ?? 0, cgroup), {
+    // The command runs in the workspace, not a file of this project: keep Turbopack's output
+    // tracing from including the whole project for it.
+    child = spawn(/*turbopackIgnore: true*/ BASH, wrapperArgs(options.command, plan, options.nice ?? 0, cgroup), {
       cwd: options.cwd,
       env: options.env as NodeJS.ProcessEnv, // complete by design: nothing is inherited
       detached: true,

@@ -44,7 +44,8 @@ export async function physicalPath(p: string): Promise<string | null> {
       cur = path.dirname(cur);
       continue;
     }
-    const next = path.join(cur, comp);
+    // Any path of the machine by design (it starts at "/"): not a file the build should trace.
+    const next = path.join(/*turbopackIgnore: true*/ cur, comp);
     let isLink: boolean;
     try {
       isLink = (await fs.lstat(next)).isSymbolicLink();
