@@ -306,9 +306,9 @@ export async function asExpectedWriteFailure(err: unknown, root: string, rawPath
     (err instanceof ToolError && (err.detail.reason === "target_changed" || err.detail.race === true)) ||
     (code !== undefined && (VANISHED.has(code) || code === "ELOOP") && (!(err instanceof ToolError) || err.errorName === "write_failed"));
   if (raced) {
-    const gone = code !== undefined && VANISHED.has(code) ? true : !(await directoryStillInside(root, rawPath));
+    const outside = code === "ELOOP" || (code === undefined && (await directoryState(root, rawPath)) === "outside");
     const detail = { reason: "changed_during_call", path: rawPath, race: true };
-    return gone && code !== "ELOOP"
+    return !outside
       ? new ToolError("not_found", `A directory on the path ${rawPath} was removed or replaced while the call ran; nothing was written. Check the path and retry.`, detail, { cause: err })
       : new ToolError("path_outside_workspace", `A directory on the path ${rawPath} was replaced by a symbolic link while the call ran; nothing was written.`, detail, { cause: err });
   }
@@ -320,13 +320,16 @@ export async function asExpectedWriteFailure(err: unknown, root: string, rawPath
   return err;
 }
 
-/** True when the directory of `rawPath` (relative to `root`) exists now as a real directory whose realpath stays inside `root`. */
-async function directoryStillInside(root: string, rawPath: string): Promise<boolean> {
+/**
+ * Where the directory of `rawPath` (relative to `root`) is now: "missing", "outside" (it resolves
+ * outside `root`, e.g. a symlink swapped in) or "inside" (a real directory inside).
+ */
+async function directoryState(root: string, rawPath: string): Promise<"missing" | "outside" | "inside"> {
   const dir = path.dirname(path.resolve(root, rawPath));
   try {
     const real = await fs.realpath(dir);
-    return isInside(root, real) && (await fs.stat(real)).isDirectory();
+    return isInside(root, real) ? "inside" : "outside";
   } catch {
-    return false;
+    return "missing";
   }
 }

@@ -149,6 +149,25 @@ describe("npm start", () => {
     expect(log.match(/^\s*(⚠|Warning)/gm) ?? []).toEqual([]);
   }, 600_000);
 
+  it("health says which check failed: a disk threshold set above the free space fails only `disk`", async () => {
+    const s = await npmStart({ AGENT_REACH_HEALTH_MIN_FREE_PERCENT: "100" });
+    try {
+      const deadline = Date.now() + 180_000;
+      while (!s.output().includes("Agent Reach is serving") && Date.now() < deadline) {
+        if (s.child.exitCode !== null) throw new Error(`npm start exited early:\n${s.output()}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      const res = await fetch(`http://127.0.0.1:${s.port}/api/health`);
+      const body = await res.json();
+      expect(res.status).toBe(503);
+      expect(body.failed).toEqual(["disk"]);
+      const disk = body.checks.find((c: { name: string }) => c.name === "disk");
+      expect(disk.detail).toMatch(/MiB free of \d+ MiB; below the \d+ MiB minimum \(AGENT_REACH_HEALTH_MIN_FREE_PERCENT=100\)/);
+    } finally {
+      killGroup(s.child);
+    }
+  }, 240_000);
+
   it.each([
     ["AGENT_REACH_AGENT_TOKEN", "my-plain-agent-token-0123456789", /AGENT_REACH_AGENT_TOKEN is not an agent token: "ar_agent_"/],
     ["AGENT_REACH_REVIEWER_TOKEN", "rev-0123456789abcdefghijklmnop", /AGENT_REACH_REVIEWER_TOKEN is not a reviewer API token: "ar_rev_"/],
