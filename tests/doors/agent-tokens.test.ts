@@ -87,7 +87,7 @@ describe("the gateway's own secrets", () => {
   it.each([
     ["read_file", { path: "planted.txt" }],
     ["read_file", { path: "relaxed/planted.txt" }],
-    ["search_files", { pattern: "value", path: "." }],
+    ["search_files", { query: "value", path: "." }],
     ["run_command", { command: "cat planted.txt" }],
     ["run_command", { command: "cat relaxed/planted.txt" }],
     ["run_command", { command: "grep -r value ." }],

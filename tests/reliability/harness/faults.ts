@@ -351,11 +351,11 @@ export interface FlipRaceReport {
 /**
  * A folder of the workspace flipped while writes into it arrive: a child process removes `d`,
  * replaces it with a symlink to a directory outside the workspace, removes that and makes `d`
- * again, `flips` times (with no pause), while `concurrency` HTTP writers create files `d/w-N.txt`
- * (create_dirs: true) until the flipping ends. Every answer must be an envelope with a non-5xx
- * status, and nothing may land outside.
+ * again, over and over (at most `maxFlips` times), while `concurrency` HTTP writers create files
+ * `d/w-N.txt` (create_dirs: true) until `writes` writes were answered; then the flipping stops.
+ * Every answer must be an envelope with a non-5xx status, and nothing may land outside.
  */
-export async function runFolderFlipRace(flips: number, concurrency = 4): Promise<FlipRaceReport> {
+export async function runFolderFlipRace(writes: number, maxFlips = 100_000, concurrency = 4): Promise<FlipRaceReport> {
   const base = await fsp.realpath(os.tmpdir());
   const outer = await fsp.mkdtemp(path.join(base, "ar-flip-"));
   const workspace = path.join(outer, "ws");
@@ -363,7 +363,7 @@ export async function runFolderFlipRace(flips: number, concurrency = 4): Promise
   fs.mkdirSync(path.join(workspace, "d"), { recursive: true });
   fs.mkdirSync(outside);
   const server = await startTestServer({ workspace });
-  const report: FlipRaceReport = { flips, writes: 0, answers: {}, serverErrors: 0, outsideFiles: [], temps: [] };
+  const report: FlipRaceReport = { flips: 0, writes: 0, answers: {}, serverErrors: 0, outsideFiles: [], temps: [] };
   try {
     await allowTools(server, WRITE_TOOLS);
     const door = httpDoor(server);
@@ -372,20 +372,28 @@ export async function runFolderFlipRace(flips: number, concurrency = 4): Promise
       const [d, out, n] = [process.argv[1], process.argv[2], Number(process.argv[3])];
       const step = (f) => { try { f(); } catch {} }; // a writer may have made d again meanwhile
       const hold = (ms) => { const until = Date.now() + ms; while (Date.now() < until); };
-      for (let i = 0; i < n; i++) {
-        step(() => fs.rmSync(d, { recursive: true, force: true }));
-        step(() => fs.symlinkSync(out, d));
-        hold(1);
-        step(() => fs.rmSync(d, { recursive: true, force: true }));
-        step(() => fs.mkdirSync(d));
-        hold(2);
-      }`;
-    const flipper = spawn(process.execPath, ["-e", script, path.join(workspace, "d"), outside, String(flips)], { stdio: "ignore" });
+      let i = 0;
+      process.on("SIGTERM", () => { step(() => fs.rmSync(d, { recursive: true, force: true })); step(() => fs.mkdirSync(d)); process.stdout.write(String(i)); process.exit(0); });
+      const loop = () => {
+        for (let k = 0; k < 50 && i < n; k++, i++) {
+          step(() => fs.rmSync(d, { recursive: true, force: true }));
+          step(() => fs.symlinkSync(out, d));
+          hold(1);
+          step(() => fs.rmSync(d, { recursive: true, force: true }));
+          step(() => fs.mkdirSync(d));
+          hold(2);
+        }
+        if (i < n) setImmediate(loop); else { process.stdout.write(String(i)); process.exit(0); }
+      };
+      loop();`;
+    const flipper = spawn(process.execPath, ["-e", script, path.join(workspace, "d"), outside, String(maxFlips)], { stdio: ["ignore", "pipe", "ignore"] });
+    let flipped = "";
+    flipper.stdout!.on("data", (d) => (flipped += d));
     const done = new Promise<void>((resolve) => flipper.once("exit", () => resolve()));
     let running = true;
     void done.then(() => (running = false));
     const writer = async (w: number) => {
-      for (let i = 0; running; i++) {
+      for (let i = 0; running && report.writes < writes; i++) {
         const a = await door.call("write_file", { path: `d/w-${w}-${i}.txt`, content: `writer ${w} write ${i}\n`, create_dirs: true });
         report.writes++;
         const key = a.body ? `${a.status} ${a.body.ok ? "ok" : `${a.body.error?.name}${a.body.error?.detail?.reason ? `/${a.body.error.detail.reason}` : ""}`}` : `${a.status} no envelope`;
@@ -393,7 +401,10 @@ export async function runFolderFlipRace(flips: number, concurrency = 4): Promise
         if (a.status >= 500 || !a.body) report.serverErrors++;
       }
     };
-    await Promise.all([done, ...Array.from({ length: concurrency }, (_, w) => writer(w))]);
+    await Promise.all(Array.from({ length: concurrency }, (_, w) => writer(w)));
+    flipper.kill("SIGTERM");
+    await done;
+    report.flips = Number(flipped) || 0;
     report.outsideFiles = fs.readdirSync(outside);
     report.temps = findTempFiles(workspace);
   } finally {
