@@ -5,7 +5,7 @@ import { newId } from "@/lib/ids";
 import { redactServerSecretsValue } from "@/lib/redact";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "@/lib/json-depth";
 import { failure, success, type Envelope } from "@/lib/result";
-import { finishCall, notesToColumns, recordReceived, transition } from "@/lib/audit/calls";
+import { finishCall, logText, notesToColumns, recordReceived, transition } from "@/lib/audit/calls";
 import type { PolicyVerdict } from "@/lib/policy/types";
 import { getTool } from "@/lib/tools/registry";
 import type { AuditNotes, ToolPreview, ToolSubject, Workspace } from "@/lib/tools/define-tool";
@@ -161,9 +161,9 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
     const waitMs = Math.max(0, Math.min(options.waitMs, config.approvalWaitMaxMs));
     const queueColumns = {
       ...decisionColumns,
-      pathRaw: notes.pathRaw,
+      pathRaw: notes.pathRaw === undefined ? undefined : logText(notes.pathRaw),
       pathResolved: notes.pathResolved,
-      target: notes.target?.slice(0, 2000),
+      target: notes.target === undefined ? undefined : logText(notes.target).slice(0, 2000),
       pendingJson: JSON.stringify(redactServerSecretsValue({ preview, verdict, ...(options.external && { external: true }) })),
       execArgsJson: JSON.stringify(args),
     };

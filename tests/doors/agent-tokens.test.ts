@@ -116,6 +116,15 @@ describe("the gateway's own secrets", () => {
     }
   });
 
+  it("a command line that carries them is masked in the output and in the stored row (target, arguments)", async () => {
+    const res = await server.call("run_command", { command: `echo ${server.reviewerPassword} ${server.reviewerToken}` });
+    expect(res.status).toBe(200);
+    expectNoSecret(JSON.stringify(res.body));
+    const [row] = await sql<Record<string, unknown>>(server.databaseUrl, `SELECT * FROM "ToolCall" WHERE id = $1`, [res.body.call_id]);
+    expect(String(row.target)).toContain("[REDACTED:");
+    expectNoSecret(JSON.stringify(row));
+  });
+
   it("the database holds no clear copy (calls, events)", async () => {
     const calls = await sql<Record<string, unknown>>(server.databaseUrl, `SELECT * FROM "ToolCall"`);
     const events = await sql<Record<string, unknown>>(server.databaseUrl, `SELECT * FROM "Event"`);
