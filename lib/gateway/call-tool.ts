@@ -2,7 +2,7 @@ import { z } from "zod";
 import { getConfig } from "@/lib/config";
 import { errorBody, toErrorBody, ToolError, type ErrorBody } from "@/lib/errors";
 import { newId } from "@/lib/ids";
-import { redactServerSecretsValue } from "@/lib/redact";
+import { redactServerSecretsValue, redactValue } from "@/lib/redact";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "@/lib/json-depth";
 import { failure, success, type Envelope } from "@/lib/result";
 import { finishCall, logText, notesToColumns, recordReceived, transition } from "@/lib/audit/calls";
@@ -131,7 +131,8 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
     ...(subject.command && { command: { command: subject.command.command, cwd: fenced.cwd?.absolute } }),
     ...(subject.url !== undefined && { url: subject.url }),
   });
-  const decisionColumns = { decision: verdict.decision, decisionJson: JSON.stringify(verdict) };
+  // The verdict carries the parsed command's words: stored masked like the arguments.
+  const decisionColumns = { decision: verdict.decision, decisionJson: JSON.stringify(redactValue(verdict)) };
 
   if (verdict.decision === "deny") {
     return reject(

@@ -31,7 +31,7 @@ describe("file-system faults (short form)", () => {
     expect(report.flips, "the folder flipped while the writes arrived").toBeGreaterThan(100);
     // Every refusal says why: the folder changed during the call.
     for (const key of Object.keys(report.answers)) {
-      expect(key).toMatch(/^(200 ok|404 not_found\/(changed_during_call|parent_missing)|403 path_outside_workspace\/(changed_during_call|symlink|parent_symlink))$/);
+      expect(key).toMatch(/^(200 ok|404 not_found\/(changed_during_call|parent_missing|parent_not_directory)|403 path_outside_workspace\/(changed_during_call|symlink|parent_symlink))$/);
     }
   }, 180_000);
 });
