@@ -24,6 +24,9 @@ async function main(): Promise<void> {
   const child = spawn(process.execPath, [NEXT_BIN, dev ? "dev" : "start", "-H", config.host, "-p", String(config.port)], {
     stdio: ["ignore", "inherit", "inherit"],
     env: { ...process.env, AGENT_REACH_WORKSPACE: config.workspaceRoot, DATABASE_URL: config.databaseUrl },
+    // Its own process group: `next start` runs the server in a child process of its own, and a
+    // signal must reach both (next's CLI leaves SIGINT to the terminal, which signals a group).
+    detached: true,
   });
   stopWithParent(child);
 
@@ -47,26 +50,37 @@ const STOP_GRACE_MS = 8000;
 
 /**
  * Ties the server's life to this process: SIGINT, SIGTERM or SIGHUP here (from a terminal, from
- * `npm start`'s own signal forwarding, from a process manager) is passed on to the server, which
- * is killed if it has not stopped within `STOP_GRACE_MS`; this process exits once the server has.
+ * `npm start`'s own signal forwarding, from a process manager) is passed on to the server's whole
+ * process group, which is killed if it has not stopped within `STOP_GRACE_MS`; this process exits once the server has.
  * When this process is orphaned (the `npm`/tsx process above it died without passing a signal
  * on, e.g. SIGKILL), it stops the server the same way. When the server exits by itself, this
  * process exits with its status.
  */
 function stopWithParent(child: ChildProcess): void {
   let stopping = false;
+  const signalGroup = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, signal);
+    } catch {
+      // the group is gone already
+    }
+  };
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-    setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS).unref();
+    signalGroup(signal);
+    setTimeout(() => signalGroup("SIGKILL"), STOP_GRACE_MS).unref();
   };
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => stop(signal));
   const parent = process.ppid;
   setInterval(() => {
     if (process.ppid !== parent) stop("SIGTERM");
   }, 500).unref();
-  child.on("exit", (code, signal) => process.exit(stopping ? 0 : (code ?? (signal ? 1 : 0))));
+  child.on("exit", (code, signal) => {
+    // Whatever next's CLI left behind in its group goes with it.
+    signalGroup("SIGKILL");
+    process.exit(stopping ? 0 : (code ?? (signal ? 1 : 0)));
+  });
 }
 
 /** The database for the banner: a SQLite file's path (relative when under the cwd), or PostgreSQL's host and name (never its password). */

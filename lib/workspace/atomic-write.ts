@@ -108,7 +108,10 @@ export async function atomicWriteFile(absPath: string, bytes: Buffer, options: A
     // Every name below is resolved through a handle on the directory itself, so a directory on
     // the path swapped for a symlink after the fence cannot redirect the temp file or the rename.
     pinned = await pinDirectory(dir, options.dirsRoot);
-    handle = await fs.open(pinned.at(tmpName), fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, mode);
+    // Paths inside the workspace, known only at run time: not files for the build to trace.
+    const tmpPath = pinned.at(tmpName);
+    const finalPath = pinned.at(path.basename(absPath));
+    handle = await fs.open(/*turbopackIgnore: true*/ tmpPath, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, mode);
     if (existing) await keepOwner(handle, existing);
     if (existing || options.mode !== undefined) await handle.chmod(mode);
     await writeAll(handle, bytes, fault);
@@ -118,7 +121,7 @@ export async function atomicWriteFile(absPath: string, bytes: Buffer, options: A
     handle = null;
     await assertDirectoryUnchanged(dir);
     await options.beforeCommit?.();
-    await fs.rename(pinned.at(tmpName), pinned.at(path.basename(absPath)));
+    await fs.rename(/*turbopackIgnore: true*/ tmpPath, finalPath);
   } catch (err) {
     await handle?.close().catch(() => undefined);
     if (pinned) await fs.rm(pinned.at(tmpName), { force: true }).catch(() => undefined);
