@@ -8,6 +8,7 @@
  * Environment: see README.md (AGENT_REACH_WORKSPACE, DATABASE_URL, HOST, PORT, …).
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
 import { getConfig } from "@/lib/config";
 import { bootstrap } from "@/lib/runtime/bootstrap";
@@ -24,9 +25,6 @@ async function main(): Promise<void> {
   const child = spawn(process.execPath, [NEXT_BIN, dev ? "dev" : "start", "-H", config.host, "-p", String(config.port)], {
     stdio: ["ignore", "inherit", "inherit"],
     env: { ...process.env, AGENT_REACH_WORKSPACE: config.workspaceRoot, DATABASE_URL: config.databaseUrl },
-    // Its own process group: `next start` runs the server in a child process of its own, and a
-    // signal must reach both (next's CLI leaves SIGINT to the terminal, which signals a group).
-    detached: true,
   });
   stopWithParent(child);
 
@@ -50,19 +48,27 @@ const STOP_GRACE_MS = 8000;
 
 /**
  * Ties the server's life to this process: SIGINT, SIGTERM or SIGHUP here (from a terminal, from
- * `npm start`'s own signal forwarding, from a process manager) is passed on to the server's whole
- * process group, which is killed if it has not stopped within `STOP_GRACE_MS`; this process exits once the server has.
+ * `npm start`'s own signal forwarding, from a process manager) is passed on to the server and
+ * every process under it, which are killed if it has not stopped within `STOP_GRACE_MS`; this process exits once the server has.
  * When this process is orphaned (the `npm`/tsx process above it died without passing a signal
  * on, e.g. SIGKILL), it stops the server the same way. When the server exits by itself, this
  * process exits with its status.
  */
 function stopWithParent(child: ChildProcess): void {
   let stopping = false;
+  // `next start` runs the server in a child process of its own, and its CLI leaves SIGINT to the
+  // terminal (which signals the whole foreground group): every process under the child is
+  // signalled, deepest first. They stay in this process group, so a group kill still takes all.
+  // Pids seen under the child, kept so the ones it leaves behind when it exits can still be reached.
+  let known: number[] = [];
   const signalGroup = (signal: NodeJS.Signals) => {
-    try {
-      process.kill(-child.pid!, signal);
-    } catch {
-      // the group is gone already
+    if (child.exitCode === null && child.signalCode === null) known = [...new Set([...descendantsOf(child.pid!), ...known])];
+    for (const pid of [...known].reverse().concat(child.exitCode === null && child.signalCode === null ? [child.pid!] : [])) {
+      try {
+        process.kill(pid, signal);
+      } catch {
+        // gone already
+      }
     }
   };
   const stop = (signal: NodeJS.Signals) => {
@@ -77,10 +83,21 @@ function stopWithParent(child: ChildProcess): void {
     if (process.ppid !== parent) stop("SIGTERM");
   }, 500).unref();
   child.on("exit", (code, signal) => {
-    // Whatever next's CLI left behind in its group goes with it.
-    signalGroup("SIGKILL");
+    // Whatever next's CLI left behind (seen when the stop began) goes with it.
+    if (stopping) signalGroup("SIGKILL");
     process.exit(stopping ? 0 : (code ?? (signal ? 1 : 0)));
   });
+}
+
+/** Every descendant pid of `pid`, parents before children (Linux /proc; empty elsewhere). */
+function descendantsOf(pid: number): number[] {
+  let children: number[] = [];
+  try {
+    children = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+  return children.flatMap((c) => [c, ...descendantsOf(c)]);
 }
 
 /** The database for the banner: a SQLite file's path (relative when under the cwd), or PostgreSQL's host and name (never its password). */
