@@ -39,18 +39,50 @@ export interface RuleOptions {
    * explicit click (lib/redact/reveal.ts). Default true (lib/redact.ts).
    */
   redact?: boolean;
+  /**
+   * true: the command runs in its box at once, and its file changes (the change set) wait for a
+   * reviewer, who approves the effect (the diff) rather than the command line (lib/effects).
+   */
+  review_effects?: boolean;
+  /**
+   * true: commands this rule matches run in the sandbox with the host's network (the box has
+   * none otherwise). Recorded on each call it applies to (RunResult.sandbox.network).
+   */
+  network?: boolean;
 }
 
 /** What the policy is asked about one call. */
 export interface PolicyInput {
   tool: string;
   risk: ToolRisk;
+  /**
+   * The canonical workspace root, for checks the policy makes on the files a path tool names
+   * (hard-linked files, see docs/SECURITY.md "Hard links"). Absent: those checks are skipped.
+   */
+  workspaceRoot?: string;
   /** Fenced, workspace-relative paths the call touches ("" is the root). */
   paths: string[];
   /** For run_command: the command string and the fenced absolute cwd. */
   command?: { command: string; cwd: string; workspaceRoot: string; env: Record<string, string> };
   /** For fetch_url. */
   url?: string;
+  /**
+   * For run_command: true when the command will run inside the sandbox (lib/exec/sandbox.ts).
+   * False at the Claude Code hook door (Claude Code runs the command itself), when the sandbox is
+   * unavailable, and when the operator turned it off. Absent counts as false (the conservative
+   * answer): a command a rule allows then still asks unless the policy models everything it does.
+   */
+  boxed?: boolean;
+  /** For run_command when the sandbox should run but cannot: why (shown on the approval). */
+  sandboxProblem?: string;
+  /** What the call asks beyond the sandbox's defaults; every grant is shown to the reviewer. */
+  grants?: SandboxGrants;
+}
+
+/** Widenings of the sandbox a call asks for (run_command `network: true`). */
+export interface SandboxGrants {
+  /** The host's network instead of none. */
+  network?: boolean;
 }
 
 /** The rule that decided (or null when a built-in fallback decided), for display and audit. */
@@ -71,6 +103,23 @@ export interface CommandPart {
   reason: string;
 }
 
+/** What kind of danger a call carries (shown first to the reviewer). */
+export type RiskKind =
+  | "network_egress"
+  | "reads_secret"
+  | "writes_outside_workspace"
+  | "deletes"
+  | "runs_workspace_code"
+  | "leaves_sandbox"
+  | "irreversible"
+  | "large_change";
+
+/** One named danger: its kind and a short sentence a person reads at a glance. */
+export interface RiskLabel {
+  kind: RiskKind;
+  text: string;
+}
+
 /** The policy's answer. */
 export interface PolicyVerdict {
   decision: Decision;
@@ -82,4 +131,6 @@ export interface PolicyVerdict {
   parts?: CommandPart[];
   /** The options of the matching rules, combined; absent when no matching rule has any. */
   options?: RuleOptions;
+  /** The dangers the policy sees in the call, most serious first (may be empty). */
+  risks?: RiskLabel[];
 }
