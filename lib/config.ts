@@ -50,6 +50,9 @@ const EnvSchema = z.object({
   AGENT_REACH_BWRAP: z.string().min(1).optional(),
   AGENT_REACH_SANDBOX_READONLY: z.string().optional(),
   AGENT_REACH_MAX_CONCURRENT_COMMANDS: z.coerce.number().int().min(1).max(1024).optional(),
+  // Health check's disk threshold (lib/health.ts): an absolute floor in MiB, or a share of the file system.
+  AGENT_REACH_HEALTH_MIN_FREE_MB: z.coerce.number().min(0).optional(),
+  AGENT_REACH_HEALTH_MIN_FREE_PERCENT: z.coerce.number().min(0).max(100).optional(),
 });
 
 export interface Config {
@@ -111,6 +114,12 @@ export interface Config {
   sandboxReadOnly: string[];
   /** Commands that may run at once; more wait their turn (default: the number of cores). */
   maxConcurrentCommands: number;
+  /**
+   * Free space below which the health check's disk check fails: `{mb}` (AGENT_REACH_HEALTH_MIN_FREE_MB),
+   * `{percent}` of the file system (AGENT_REACH_HEALTH_MIN_FREE_PERCENT), or null for the default
+   * (lib/health.ts `diskThresholdBytes`). 0 turns the check off.
+   */
+  healthMinFree: { mb: number } | { percent: number } | null;
 }
 
 /**
@@ -153,6 +162,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bwrapPath: e.AGENT_REACH_BWRAP ? path.resolve(e.AGENT_REACH_BWRAP) : findOnPath("bwrap", env.PATH ?? "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
     sandboxReadOnly: readOnlyList(e.AGENT_REACH_SANDBOX_READONLY),
     maxConcurrentCommands: e.AGENT_REACH_MAX_CONCURRENT_COMMANDS ?? Math.max(1, os.availableParallelism()),
+    healthMinFree:
+      e.AGENT_REACH_HEALTH_MIN_FREE_MB !== undefined
+        ? { mb: e.AGENT_REACH_HEALTH_MIN_FREE_MB }
+        : e.AGENT_REACH_HEALTH_MIN_FREE_PERCENT !== undefined
+          ? { percent: e.AGENT_REACH_HEALTH_MIN_FREE_PERCENT }
+          : null,
   };
 }
 

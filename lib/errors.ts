@@ -102,14 +102,37 @@ export class ToolError extends Error {
   }
 }
 
-/** Builds an `ErrorBody` for `name` from the table. */
+/**
+ * `write_failed` reasons that describe the machine's state rather than a fault of the server, with
+ * the HTTP status and retryability they get instead of the table's 500 / retryable: a full disk
+ * or quota (RFC 4918 507 Insufficient Storage), a read-only file system (507: the storage cannot
+ * take the bytes), a permission the file system refuses (403). Retrying the same call cannot help
+ * until an operator frees space or changes the mount or the permissions.
+ */
+export const WRITE_FAILED_BY_REASON: Readonly<Record<string, { status: number; retryable: boolean }>> = {
+  enospc: { status: 507, retryable: false },
+  erofs: { status: 507, retryable: false },
+  eacces: { status: 403, retryable: false },
+};
+
+/** The spec of `name`, refined by `detail.reason` where the table above says so. */
+function specOf(name: ErrorName, detail: Record<string, unknown> | undefined): ErrorSpec {
+  const spec: ErrorSpec = ERROR_TABLE[name];
+  const reason = detail?.reason;
+  if (name === "write_failed" && typeof reason === "string" && Object.hasOwn(WRITE_FAILED_BY_REASON, reason)) {
+    return { ...spec, ...WRITE_FAILED_BY_REASON[reason] };
+  }
+  return spec;
+}
+
+/** Builds an `ErrorBody` for `name` from the table (retryable refined by `detail.reason`, see `WRITE_FAILED_BY_REASON`). */
 export function errorBody(
   name: ErrorName,
   message: string,
   detail: Record<string, unknown> = {},
   retryAfterMs: number | null = null,
 ): ErrorBody {
-  const spec = ERROR_TABLE[name];
+  const spec = specOf(name, detail);
   return { code: spec.code, name, message, detail, retryable: spec.retryable, retry_after_ms: retryAfterMs };
 }
 
@@ -131,6 +154,7 @@ export function toErrorBody(err: unknown): ErrorBody {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   switch (code) {
     case "ENOENT":
+    case "ENOTDIR":
       return errorBody("not_found", "No such file or directory.");
     case "EISDIR":
       return errorBody("is_directory", "The path is a directory.");
@@ -145,9 +169,9 @@ export function toErrorBody(err: unknown): ErrorBody {
   }
 }
 
-/** HTTP status for an error name. */
-export function httpStatusOf(name: ErrorName): number {
-  return ERROR_TABLE[name].status;
+/** HTTP status for an error name, refined by its `detail.reason` (e.g. 507 for `write_failed` "enospc"). */
+export function httpStatusOf(name: ErrorName, detail?: Record<string, unknown>): number {
+  return specOf(name, detail).status;
 }
 
 /**

@@ -1,6 +1,6 @@
 import fs from "node:fs/promises";
 import path from "node:path";
-import { getConfig } from "@/lib/config";
+import { getConfig, type Config } from "@/lib/config";
 import { db } from "@/lib/db";
 import { commandSlotStats } from "@/lib/exec/concurrency";
 import { containmentStatus, type ContainmentStatus } from "@/lib/exec/run-command";
@@ -19,21 +19,52 @@ export interface HealthCheck {
   advisory?: boolean;
 }
 
-/** Free bytes below which the disk check fails (writes keep a temp copy and a backup). */
-const MIN_FREE_BYTES = 100 * 1024 * 1024;
+const MIB = 1024 * 1024;
+
+/**
+ * Free bytes below which the disk check fails, for a file system of `totalBytes`:
+ * - AGENT_REACH_HEALTH_MIN_FREE_MB: that many MiB;
+ * - AGENT_REACH_HEALTH_MIN_FREE_PERCENT: that share of the file system;
+ * - default: room for the largest write the gateway accepts twice over (its temp copy beside the
+ *   file, and slack for the backup and the database), i.e. 2 × AGENT_REACH_MAX_BODY_BYTES, but
+ *   never more than 5 % of the file system, so a small disk or tmpfs holding a small workspace is
+ *   healthy while it can take the writes it is likely to get.
+ * @returns the threshold in bytes and a few words on where it comes from.
+ */
+export function diskThresholdBytes(config: Pick<Config, "healthMinFree" | "maxBodyBytes">, totalBytes: number): { bytes: number; source: string } {
+  const set = config.healthMinFree;
+  if (set && "mb" in set) return { bytes: set.mb * MIB, source: "AGENT_REACH_HEALTH_MIN_FREE_MB" };
+  if (set && "percent" in set) return { bytes: Math.floor((totalBytes * set.percent) / 100), source: `AGENT_REACH_HEALTH_MIN_FREE_PERCENT=${set.percent}` };
+  const twoWrites = 2 * config.maxBodyBytes;
+  const share = Math.floor(totalBytes * 0.05);
+  return twoWrites <= share ? { bytes: twoWrites, source: "2 × the largest accepted write" } : { bytes: share, source: "5 % of the file system" };
+}
+
+/** The disk check for a file system's `statfs` figures: free space against `diskThresholdBytes`. */
+export function diskCheck(config: Pick<Config, "healthMinFree" | "maxBodyBytes">, stat: { bavail: number; blocks: number; bsize: number }): HealthCheck {
+  const free = stat.bavail * stat.bsize;
+  const total = stat.blocks * stat.bsize;
+  const threshold = diskThresholdBytes(config, total);
+  const mib = (b: number) => `${Math.floor(b / MIB)} MiB`;
+  const ok = free >= threshold.bytes;
+  const detail = `${mib(free)} free of ${mib(total)}; ${ok ? "needs" : "below the"} ${mib(threshold.bytes)} minimum (${threshold.source})`;
+  return { name: "disk", ok, detail: ok ? detail : `${detail}: writes may fail with write_failed (507). Free space, or set AGENT_REACH_HEALTH_MIN_FREE_MB / AGENT_REACH_HEALTH_MIN_FREE_PERCENT.` };
+}
 
 /**
  * The self-check behind GET /api/health: database reachable, workspace root readable and
- * writable (a probe file is created and removed), free disk space on the workspace's file system,
+ * writable (a probe file is created and removed), free disk space on the workspace's file system
+ * (threshold: `diskThresholdBytes`),
  * and how run_command's processes and memory are contained (informational: always ok, since a
  * machine without cgroups still runs commands, with the limits `containmentDetail` names).
  * The command sandbox (lib/exec/sandbox.ts): ok when commands run boxed; failed, with why and how
  * to fix it, when the sandbox cannot be built (advisory: the server stays healthy because every
  * command then asks a reviewer); ok with a standing warning when the operator turned it off. And
  * the command queue: how many run, wait, and have waited for a slot.
- * @returns `{ok, checks}`; ok is true only when every check that is not advisory passes. Never throws.
+ * @returns `{ok, failed, checks}`; ok is true only when every check that is not advisory passes;
+ *   `failed` names the checks that did not pass (e.g. `["disk"]`), each explained by its `detail`. Never throws.
  */
-export async function checkHealth(): Promise<{ ok: boolean; checks: HealthCheck[] }> {
+export async function checkHealth(): Promise<{ ok: boolean; failed: HealthCheck["name"][]; checks: HealthCheck[] }> {
   const checks: HealthCheck[] = [];
   const started = Date.now();
   try {
@@ -49,9 +80,7 @@ export async function checkHealth(): Promise<{ ok: boolean; checks: HealthCheck[
     await fs.writeFile(probe, "ok", { flag: "wx", mode: 0o600 });
     await fs.rm(probe, { force: true });
     checks.push({ name: "workspace", ok: true, detail: `${ws.root} readable and writable` });
-    const stat = await fs.statfs(ws.root);
-    const free = stat.bavail * stat.bsize;
-    checks.push({ name: "disk", ok: free >= MIN_FREE_BYTES, detail: `${Math.floor(free / 1024 / 1024)} MiB free` });
+    checks.push(diskCheck(getConfig(), await fs.statfs(ws.root)));
   } catch (err) {
     checks.push({ name: "workspace", ok: false, detail: (err as Error).message.split("\n")[0] });
   }
@@ -71,7 +100,8 @@ export async function checkHealth(): Promise<{ ok: boolean; checks: HealthCheck[
     ok: true,
     detail: `${q.running} running, ${q.waiting} waiting (at most ${getConfig().maxConcurrentCommands} at once); ${q.waited} waited for a slot since start, ${q.waited_ms_total} ms in total, longest ${q.longest_wait_ms} ms`,
   });
-  return { ok: checks.every((c) => c.ok || c.advisory), checks };
+  const failed = checks.filter((c) => !c.ok).map((c) => c.name);
+  return { ok: checks.every((c) => c.ok || c.advisory), failed, checks };
 }
 
 /** The sandbox as one health check (see `checkHealth`). */

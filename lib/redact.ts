@@ -60,7 +60,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   { kind: "anthropic_key", re: /(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}/g },
   { kind: "openai_key", re: /(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}/g },
   { kind: "stripe_key", re: /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}\b/g },
-  { kind: "agent_reach_token", re: /(?<![A-Za-z0-9_-])ar_(?:agent|rev)_[A-Za-z0-9_-]{20,}/g },
+  { kind: "agent_reach_token", re: /(?<![A-Za-z0-9_-])ar_(?:agent|rev|ses|pw)_[A-Za-z0-9_-]{16,}/g },
   { kind: "jwt", re: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
   { kind: "bearer_token", re: /\b(?:Bearer|Token)\s+([A-Za-z0-9._~+/=-]{16,})/g },
   { kind: "basic_auth", re: /\bAuthorization:\s*Basic\s+([A-Za-z0-9+/]{8,}={0,2})/gi },
@@ -97,15 +97,106 @@ const SECRET_KEY_RE = /^(?:authorization|proxy-authorization|cookie|set-cookie|x
 /** A marker this module wrote. */
 const MARKER_RE = /^\[REDACTED:[a-z0-9_]+:\d+\]$/;
 
-const extraSecrets = new Set<string>();
+/**
+ * The environment variables that hold this server's own secrets. They are read in every module
+ * instance (Next.js loads this module once per route bundle), so masking never depends on which
+ * bundle happened to register a value at start.
+ */
+export const SERVER_SECRET_ENV = ["AGENT_REACH_AGENT_TOKEN", "AGENT_REACH_REVIEWER_TOKEN", "AGENT_REACH_REVIEWER_PASSWORD"] as const;
+
+/** Shortest literal secret that is masked (a shorter one would mask ordinary text). */
+export const MIN_SERVER_SECRET_LENGTH = 8;
 
 /**
- * Registers a literal secret of this server (its own tokens, registered at start by
- * lib/runtime/server-start.ts and lib/auth/tokens.ts) to be masked wherever it appears, with
- * kind `server_secret`. Values shorter than 8 characters are ignored (they would mask ordinary text).
+ * Literal secrets of this server, shared by every module instance through `globalThis`, each
+ * with the spellings it is masked in (see `secretSpellings`).
+ */
+interface ServerSecretStore {
+  secrets: Set<string>;
+  /** One case-insensitive alternation of every spelling, longest first; null when there is none. */
+  re: RegExp | null;
+  /** The environment values already taken in (re-read on each use: cheap, and a test may change them). */
+  fromEnv: string;
+}
+const globalForRedact = globalThis as unknown as { agentReachServerSecrets?: ServerSecretStore };
+
+function secretStore(): ServerSecretStore {
+  const store = (globalForRedact.agentReachServerSecrets ??= { secrets: new Set(), re: null, fromEnv: "" });
+  const fromEnv = SERVER_SECRET_ENV.map((k) => process.env[k] ?? "").join("\0");
+  if (fromEnv !== store.fromEnv) {
+    store.fromEnv = fromEnv;
+    for (const key of SERVER_SECRET_ENV) addSecret(store, process.env[key]);
+  }
+  return store;
+}
+
+function addSecret(store: ServerSecretStore, value: string | undefined): void {
+  if (!value || value.length < MIN_SERVER_SECRET_LENGTH || store.secrets.has(value)) return;
+  store.secrets.add(value);
+  const spellings = [...new Set([...store.secrets].flatMap(secretSpellings))].sort((a, b) => b.length - a.length);
+  store.re = new RegExp(spellings.map(escapeRegExp).join("|"), "gi");
+}
+
+/**
+ * Registers a literal secret of this server (a token it created, a preset credential) to be
+ * masked wherever it appears, with kind `server_secret`, in every route bundle of this process.
+ * The preset credentials in the environment (`SERVER_SECRET_ENV`) are always included without
+ * registering. Values shorter than `MIN_SERVER_SECRET_LENGTH` are ignored.
  */
 export function registerSecret(value: string): void {
-  if (value.length >= 8) extraSecrets.add(value);
+  addSecret(secretStore(), value);
+}
+
+/**
+ * The spellings a secret is masked in, matched case-insensitively: the value itself, its
+ * percent-encoding, hex, and the part of its base64 / base64url encoding that depends only on the
+ * secret at each of the three byte alignments (so `base64` of a file holding it is caught
+ * wherever the secret starts). Other transformations (reversed, split with separators, encrypted)
+ * are not recognised; the sandbox keeps the environment that holds them out of commands' reach.
+ */
+export function secretSpellings(secret: string): string[] {
+  const bytes = Buffer.from(secret, "utf8");
+  const out = new Set<string>([secret, encodeURIComponent(secret), bytes.toString("hex")]);
+  for (let k = 0; k < 3; k++) {
+    const b64 = Buffer.concat([Buffer.alloc(k), bytes]).toString("base64");
+    const core = b64.slice(Math.ceil((8 * k) / 6), Math.floor((8 * (k + bytes.length)) / 6));
+    if (core.length >= MIN_SERVER_SECRET_LENGTH) {
+      out.add(core);
+      out.add(core.replace(/\+/g, "-").replace(/\//g, "_"));
+    }
+  }
+  return [...out];
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** Masks only this server's own secrets in `text` (see `secretSpellings`). Idempotent. */
+export function redactServerSecrets(text: string): string {
+  const { re } = secretStore();
+  if (!re) return text;
+  return text.replace(re, (m) => marker("server_secret", m.length));
+}
+
+/**
+ * Deep copy of `value` with only this server's own secrets masked in every string (member names
+ * included). This holds even where a policy rule relaxed masking of credential formats: the
+ * gateway's own credentials never reach a tool's output.
+ */
+export function redactServerSecretsValue<T>(value: T): T {
+  if (!secretStore().re) return value;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === "string") return redactServerSecrets(v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v && typeof v === "object" && !(v instanceof Date)) {
+      const out: Record<string, unknown> = {};
+      for (const [k, inner] of Object.entries(v)) out[redactServerSecrets(k)] = walk(inner);
+      return out;
+    }
+    return v;
+  };
+  return walk(value) as T;
 }
 
 /**
@@ -114,10 +205,7 @@ export function registerSecret(value: string): void {
  *   when there is none. Idempotent.
  */
 export function redactText(text: string): string {
-  let out = text;
-  for (const secret of extraSecrets) {
-    if (out.includes(secret)) out = out.split(secret).join(marker("server_secret", secret.length));
-  }
+  let out = redactServerSecrets(text);
   for (const { kind, re } of SECRET_PATTERNS) {
     out = out.replace(re, (match: string, ...rest: unknown[]) => {
       const groups = rest.slice(0, -2); // the capture groups (the last two arguments are offset and input)
@@ -155,7 +243,8 @@ function redactInner(value: unknown, key: string | null): unknown {
   if (Array.isArray(value)) return value.map((v) => redactInner(v, null));
   if (value && typeof value === "object" && !(value instanceof Date)) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = redactInner(v, k);
+    // Member names come from data too (transform's CSV headers): the server's own secrets are masked there as well.
+    for (const [k, v] of Object.entries(value)) out[redactServerSecrets(k)] = redactInner(v, k);
     return out;
   }
   return value;

@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
@@ -52,24 +52,37 @@ export async function buildIfNeeded(root = process.cwd()): Promise<boolean> {
     }
   }
   try {
-    return buildUnlocked(root);
+    return await buildUnlocked(root);
   } finally {
     fs.rmSync(lock, { recursive: true, force: true });
   }
 }
 
-function buildUnlocked(root: string): boolean {
+/** Where the output of the last `next build` is kept (what a new user saw before the banner). */
+export const BUILD_LOG = ".next/agent-reach-build.log";
+
+async function buildUnlocked(root: string): Promise<boolean> {
   const fingerprint = sourceFingerprint(root);
   const stamp = path.join(root, STAMP);
   const built = fs.existsSync(path.join(root, ".next/BUILD_ID")) && fs.existsSync(stamp) && fs.readFileSync(stamp, "utf8") === fingerprint;
   if (built) return false;
   console.log("[agent-reach] building the app (first start or sources changed)…");
-  const result = spawnSync(process.execPath, [NEXT_BIN, "build"], {
-    cwd: root,
-    stdio: ["ignore", "inherit", "inherit"],
-    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" },
+  // The output goes to the terminal as it comes and to BUILD_LOG (kept after the build).
+  const chunks: Buffer[] = [];
+  const status = await new Promise<number | null>((resolve, reject) => {
+    const child = spawn(process.execPath, [NEXT_BIN, "build"], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" },
+    });
+    child.stdout.on("data", (d: Buffer) => (chunks.push(d), process.stdout.write(d)));
+    child.stderr.on("data", (d: Buffer) => (chunks.push(d), process.stderr.write(d)));
+    child.once("error", reject);
+    child.once("close", resolve);
   });
-  if (result.status !== 0) throw new Error("next build failed (see the output above)");
+  fs.mkdirSync(path.join(root, ".next"), { recursive: true });
+  fs.writeFileSync(path.join(root, BUILD_LOG), Buffer.concat(chunks));
+  if (status !== 0) throw new Error("next build failed (see the output above)");
   fs.writeFileSync(stamp, fingerprint);
   return true;
 }

@@ -7,7 +7,8 @@
  * Flags: `--dev` runs `next dev` instead of a production build.
  * Environment: see README.md (AGENT_REACH_WORKSPACE, DATABASE_URL, HOST, PORT, …).
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
 import { getConfig } from "@/lib/config";
 import { bootstrap } from "@/lib/runtime/bootstrap";
@@ -25,14 +26,13 @@ async function main(): Promise<void> {
     stdio: ["ignore", "inherit", "inherit"],
     env: { ...process.env, AGENT_REACH_WORKSPACE: config.workspaceRoot, DATABASE_URL: config.databaseUrl },
   });
-  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
-  child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+  stopWithParent(child);
 
   await waitForHealth(`http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}/api/health`);
   const lines = [
     "",
     `  Agent Reach is serving ${config.publicUrl}`,
-    `  workspace root: ${boot.workspaceRoot}`,
+    `  workspace root: ${boot.workspaceRoot}${boot.workspaceCreated ? " (created, with a sample README.md)" : ""}`,
     `  database:       ${describeDatabase(config.databaseUrl)}`,
   ];
   if (boot.agentToken) {
@@ -41,6 +41,63 @@ async function main(): Promise<void> {
   }
   if (boot.reviewerPassword) lines.push(`  reviewer sign-in (shown once): login "admin", password ${boot.reviewerPassword}`);
   console.log(`${lines.join("\n")}\n`);
+}
+
+/** How long the server gets to stop after a signal before it is killed (ms). */
+const STOP_GRACE_MS = 8000;
+
+/**
+ * Ties the server's life to this process: SIGINT, SIGTERM or SIGHUP here (from a terminal, from
+ * `npm start`'s own signal forwarding, from a process manager) is passed on to the server and
+ * every process under it, which are killed if it has not stopped within `STOP_GRACE_MS`; this process exits once the server has.
+ * When this process is orphaned (the `npm`/tsx process above it died without passing a signal
+ * on, e.g. SIGKILL), it stops the server the same way. When the server exits by itself, this
+ * process exits with its status.
+ */
+function stopWithParent(child: ChildProcess): void {
+  let stopping = false;
+  // `next start` runs the server in a child process of its own, and its CLI leaves SIGINT to the
+  // terminal (which signals the whole foreground group): every process under the child is
+  // signalled, deepest first. They stay in this process group, so a group kill still takes all.
+  // Pids seen under the child, kept so the ones it leaves behind when it exits can still be reached.
+  let known: number[] = [];
+  const signalGroup = (signal: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) known = [...new Set([...descendantsOf(child.pid!), ...known])];
+    for (const pid of [...known].reverse().concat(child.exitCode === null && child.signalCode === null ? [child.pid!] : [])) {
+      try {
+        process.kill(pid, signal);
+      } catch {
+        // gone already
+      }
+    }
+  };
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    signalGroup(signal);
+    setTimeout(() => signalGroup("SIGKILL"), STOP_GRACE_MS).unref();
+  };
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => stop(signal));
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) stop("SIGTERM");
+  }, 500).unref();
+  child.on("exit", (code, signal) => {
+    // Whatever next's CLI left behind (seen when the stop began) goes with it.
+    if (stopping) signalGroup("SIGKILL");
+    process.exit(stopping ? 0 : (code ?? (signal ? 1 : 0)));
+  });
+}
+
+/** Every descendant pid of `pid`, parents before children (Linux /proc; empty elsewhere). */
+function descendantsOf(pid: number): number[] {
+  let children: number[] = [];
+  try {
+    children = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+  return children.flatMap((c) => [c, ...descendantsOf(c)]);
 }
 
 /** The database for the banner: a SQLite file's path (relative when under the cwd), or PostgreSQL's host and name (never its password). */

@@ -8,6 +8,7 @@ import type { ToolPreview } from "@/lib/tools/define-tool";
 import type { PolicyVerdict } from "@/lib/policy/types";
 import { executeCall } from "@/lib/gateway/execute";
 import { currentWorkspace } from "@/lib/gateway/workspace";
+import { endRevokedCall, isAgentRevoked } from "@/lib/approvals/revocation";
 import { expireCall, isOverdue, waitForOutcome } from "@/lib/approvals/wait";
 import { startExecutor } from "@/lib/approvals/executor";
 import { argsColumn, pendingColumn, queuedTargetSha256, ruleOptionsOf } from "@/lib/audit/record";
@@ -60,6 +61,10 @@ export async function approveCall(callId: string, reviewer: string, edit?: { con
     return alreadyDecided(callId, "expired");
   }
   if (row.status !== "pending" || !row.execArgsJson) return alreadyDecided(callId, row.status);
+  if (await isAgentRevoked(row.agentId)) {
+    await endRevokedCall(callId, ["pending"]);
+    return alreadyDecided(callId, "rejected");
+  }
   const tool = getTool(row.tool);
   if (!tool) return { ok: false, error: errorBody("unknown_tool", `Tool ${row.tool} is no longer registered.`) };
 
@@ -120,6 +125,7 @@ export async function runApproved(callId: string): Promise<Envelope | null> {
   const parsed = tool.input.safeParse(argsColumn.decode(argsJson));
   const actor = `reviewer:${row.reviewer ?? "unknown"}`;
   const pending = pendingColumn.decode(row.pendingJson);
+  if (await isAgentRevoked(row.agentId)) return endRevokedCall(callId, ["approved"]);
   if (pending?.external) {
     // Decide only: the agent's own tool runs it once the waiting hook answers "allow".
     const envelope = success(callId, { executed: false, decision: "approved", reviewer: row.reviewer });
@@ -127,6 +133,8 @@ export async function runApproved(callId: string): Promise<Envelope | null> {
   }
   const host = getConfig().hostId;
   if (!(await transition(callId, ["approved"], "running", { actor, startedAt: new Date(), eventData: { host } }))) return null;
+  // Revoked between the check above and the start: the call has not run, so it does not.
+  if (await isAgentRevoked(row.agentId)) return endRevokedCall(callId, ["running"]);
   if (!parsed.success) {
     const envelope = failure(callId, errorBody("invalid_arguments", "The approved arguments are no longer valid for this tool."));
     await finishCall(callId, ["running"], "failed", envelope, { actor });

@@ -2,7 +2,7 @@ import fs from "node:fs/promises";
 import { getConfig } from "@/lib/config";
 import { db } from "@/lib/db";
 import type { ErrorBody } from "@/lib/errors";
-import { redactValue } from "@/lib/redact";
+import { redactText, redactValue } from "@/lib/redact";
 import type { Envelope } from "@/lib/result";
 import type { AuditNotes } from "@/lib/tools/define-tool";
 import { submit } from "@/lib/audit/writer";
@@ -112,18 +112,26 @@ export async function recordReceived(call: NewCall): Promise<void> {
   });
 }
 
+/**
+ * A raw path or command as the log keeps it: secrets masked as in the stored arguments (a command
+ * line may carry a password or this server's own token), then escaped (`escapeForLog`).
+ */
+export function logText(raw: string): string {
+  return escapeForLog(redactText(raw));
+}
+
 /** Audit notes as ToolCall columns. */
 export function notesToColumns(notes: AuditNotes) {
   return {
-    ...(notes.pathRaw !== undefined && { pathRaw: escapeForLog(notes.pathRaw) }),
+    ...(notes.pathRaw !== undefined && { pathRaw: logText(notes.pathRaw) }),
     ...(notes.pathResolved !== undefined && { pathResolved: notes.pathResolved }),
-    ...(notes.target !== undefined && { target: escapeForLog(notes.target).slice(0, 2000) }),
+    ...(notes.target !== undefined && { target: logText(notes.target).slice(0, 2000) }),
     ...(notes.shaBefore !== undefined && { shaBefore: notes.shaBefore }),
     ...(notes.shaAfter !== undefined && { shaAfter: notes.shaAfter }),
     ...(notes.backupId !== undefined && { backupId: notes.backupId }),
     ...(notes.bytesOut !== undefined && { bytesOut: notes.bytesOut }),
     ...(notes.truncated !== undefined && { truncated: notes.truncated }),
-    ...(notes.summary !== undefined && { summary: notes.summary.slice(0, 500) }),
+    ...(notes.summary !== undefined && { summary: redactText(notes.summary).slice(0, 500) }),
   };
 }
 

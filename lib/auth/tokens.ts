@@ -2,6 +2,7 @@ import { db } from "@/lib/db";
 import { newId, newSecret, sha256Hex } from "@/lib/ids";
 import { registerSecret } from "@/lib/redact";
 import { hashPassword, verifyPassword } from "@/lib/auth/passwords";
+import { endCallsOfRevokedAgent } from "@/lib/approvals/revocation";
 
 /**
  * Credentials. Agent tokens (`ar_agent_…`) let an agent call tools; reviewer credentials
@@ -23,6 +24,30 @@ export interface ReviewerIdentity {
   via: "api_token" | "session";
   /** CSRF token of the session (only for via = "session"). */
   csrfToken: string | null;
+}
+
+/** What a preset credential from the environment must look like to be accepted. */
+const PRESET_RULES = [
+  { key: "AGENT_REACH_AGENT_TOKEN", re: /^ar_agent_[A-Za-z0-9_-]{20,200}$/, what: "an agent token: \"ar_agent_\" followed by at least 20 letters, digits, \"_\" or \"-\"" },
+  { key: "AGENT_REACH_REVIEWER_TOKEN", re: /^ar_rev_[A-Za-z0-9_-]{20,200}$/, what: "a reviewer API token: \"ar_rev_\" followed by at least 20 letters, digits, \"_\" or \"-\"" },
+  { key: "AGENT_REACH_REVIEWER_PASSWORD", re: /^[^\s](?:.{6,198})[^\s]$/su, what: "a password of 8 to 200 characters, not starting or ending with a space" },
+] as const;
+
+/**
+ * Checks the preset credentials in `env` before anything is stored: a token without its
+ * `ar_agent_` / `ar_rev_` prefix would never authenticate (the doors tell the kinds apart by
+ * prefix), and a value too short could not be masked in tool output.
+ * @throws Error naming each variable that is malformed and what it must look like.
+ */
+export function checkPresetCredentials(env: Record<string, string | undefined>): void {
+  const problems: string[] = [];
+  for (const { key, re, what } of PRESET_RULES) {
+    const value = env[key];
+    if (value && !re.test(value)) problems.push(`${key} is not ${what}`);
+  }
+  if (problems.length > 0) {
+    throw new Error(`Refusing to start: ${problems.join("; ")}. Fix or unset the variable (the server then creates and prints a credential once).`);
+  }
 }
 
 /** Extracts the token of an `Authorization: Bearer <token>` header (RFC 6750), or null. */
@@ -70,9 +95,15 @@ export async function authenticateAgent(token: string | null): Promise<AgentIden
   return { id: agent.id, name: agent.name, workspaceId: agent.workspaceId };
 }
 
-/** Revokes an agent token; later calls with it are unauthorized. */
-export async function revokeAgent(agentId: string): Promise<void> {
+/**
+ * Revokes an agent token: later calls with it are unauthorized, and its calls that wait for a
+ * reviewer or were approved but have not started end "rejected" (602, reason "token revoked";
+ * lib/approvals/revocation.ts).
+ * @returns the ids of the calls it ended.
+ */
+export async function revokeAgent(agentId: string): Promise<string[]> {
   await db().agent.update({ where: { id: agentId }, data: { revokedAt: new Date() } });
+  return endCallsOfRevokedAgent(agentId);
 }
 
 const DEFAULT_LOGIN = "admin";
@@ -92,7 +123,9 @@ export async function ensureReviewer(presetPassword: string | undefined, presetT
       ? await db().reviewer.update({ where: { id: reviewer.id }, data: { passwordHash } })
       : await db().reviewer.create({ data: { id: newId("rev"), login: DEFAULT_LOGIN, passwordHash } });
   } else if (!reviewer) {
-    generated = newSecret("pw").slice(3, 23);
+    // The `ar_pw_` prefix lets lib/redact recognise the password in any output, in every
+    // process, without storing it anywhere in clear.
+    generated = newSecret("ar_pw").slice(0, "ar_pw_".length + 24);
     reviewer = await db().reviewer.create({ data: { id: newId("rev"), login: DEFAULT_LOGIN, passwordHash: await hashPassword(generated) } });
   }
   if (presetToken) {

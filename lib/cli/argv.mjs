@@ -18,6 +18,7 @@ export const GLOBAL_OPTIONS = {
   wait: { type: "number", description: "Seconds to wait for a reviewer when a call asks (sends Prefer: wait=N)." },
   session: { type: "string", description: "Session id grouping calls in the audit log (X-Agent-Session)." },
   debug: { type: "boolean", description: "Trace requests and timings to stderr." },
+  exit_code: { type: "boolean", description: "For run: exit with the command's own status (124 timeout, 128+n signal) instead of 0." },
   help: { type: "boolean", description: "Show help." },
 };
 

@@ -41,7 +41,8 @@ export function clientOptions(globals, env) {
  * @param {string} pathname e.g. "/api/tools/read_file".
  * @param {{body?: unknown, rawBody?: string, headers?: Record<string, string>, timeoutMs?: number, auth?: boolean}} [options]
  *   `auth: false` sends no token; `rawBody` is sent as is (JSON); `timeoutMs` bounds the whole exchange.
- * @returns {Promise<{status: number, headers: Headers, json: any}>} `json` is null when the body is not JSON.
+ * @returns {Promise<{status: number, headers: Record<string, string | string[] | undefined>, json: any}>} `json`
+ *   is null when the body is not JSON.
  * @throws CliError fetch_failed (server unreachable), fetch_timeout (no answer within timeoutMs).
  */
 export async function request(client, method, pathname, options = {}) {
@@ -56,13 +57,12 @@ export async function request(client, method, pathname, options = {}) {
   let res;
   let text;
   try {
-    res = await fetch(url, { method, headers, body, ...(options.timeoutMs !== undefined && { signal: AbortSignal.timeout(options.timeoutMs) }) });
-    text = await res.text();
+    ({ res, text } = await httpExchange(url, method, headers, body, options.timeoutMs));
   } catch (err) {
     const timedOut = err?.name === "TimeoutError";
-    trace(client, `✗ ${timedOut ? "timeout" : (err?.cause?.code ?? err?.message)} after ${Date.now() - started} ms`);
+    trace(client, `✗ ${timedOut ? "timeout" : (err?.code ?? err?.message)} after ${Date.now() - started} ms`);
     if (timedOut) throw new CliError("fetch_timeout", `No answer from the Agent Reach server at ${client.server} within ${options.timeoutMs} ms.`, { server: client.server });
-    const reason = err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(err);
+    const reason = err?.code ?? err?.message ?? String(err);
     throw new CliError("fetch_failed", `Cannot reach the Agent Reach server at ${client.server} (${reason}). Is it running? Start it with: agent-reach serve`, {
       server: client.server,
       reason,
@@ -76,6 +76,38 @@ export async function request(client, method, pathname, options = {}) {
     /* not JSON: the caller reports it */
   }
   return { status: res.status, headers: res.headers, json };
+}
+
+/**
+ * One HTTP/1.1 exchange with node:http (node:https for an https URL). The CLI uses these rather
+ * than `fetch`: loading fetch's implementation costs more than the rest of a CLI call's start-up,
+ * and agents run the CLI once per step.
+ * @param {string} url
+ * @param {string} method
+ * @param {Record<string, string>} headers
+ * @param {string | undefined} body
+ * @param {number | undefined} timeoutMs bound on the whole exchange; past it the request is
+ *   destroyed with an error named "TimeoutError".
+ * @returns {Promise<{res: {status: number, headers: Record<string, string | string[] | undefined>}, text: string}>}
+ */
+async function httpExchange(url, method, headers, body, timeoutMs) {
+  const target = new URL(url);
+  const transport = target.protocol === "https:" ? await import("node:https") : await import("node:http");
+  return new Promise((resolve, reject) => {
+    const req = transport.request(target, { method, headers: body === undefined ? headers : { ...headers, "content-length": String(Buffer.byteLength(body)) } }, (response) => {
+      const chunks = [];
+      response.on("data", (d) => chunks.push(d));
+      response.on("end", () => resolve({ res: { status: response.statusCode ?? 0, headers: response.headers }, text: Buffer.concat(chunks).toString("utf8") }));
+      response.on("error", reject);
+    });
+    let timer;
+    if (timeoutMs !== undefined) {
+      timer = setTimeout(() => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { name: "TimeoutError" })), timeoutMs);
+    }
+    req.on("error", reject);
+    req.on("close", () => clearTimeout(timer));
+    req.end(body);
+  });
 }
 
 /**

@@ -2,8 +2,8 @@ import { parseCommandArgs, splitCommandLine } from "./argv.mjs";
 import { clientOptions } from "./client.mjs";
 import { generalHelp, hookCommand, listToolsCommand, selfCheckCommand, serveCommand, waitCommand } from "./commands.mjs";
 import { CliError } from "./errors.mjs";
-import { emitEnvelope } from "./output.mjs";
-import { callToolOverHttp, fetchTools, findTool, toolHelp } from "./tools.mjs";
+import { commandExitStatus, emitEnvelope } from "./output.mjs";
+import { callToolOverHttp, fetchTools, findTool, toolHelp, toolsForHelp } from "./tools.mjs";
 
 /**
  * agent-reach: the CLI door (seed 002, DESIGN.md "One core, three doors"). It speaks HTTP to the
@@ -50,14 +50,17 @@ export async function main(argv, env = process.env) {
 /** A tool subcommand: schema from the server → typed arguments → POST /api/tools/{name}. */
 async function toolCommand(command, rest, globals, env) {
   const connection = { ...globals, ...peekConnectionOptions(rest) };
-  const tool = findTool(await fetchTools(clientOptions(connection, env)), command);
   if (globals.help || rest.includes("--help") || rest.includes("-h")) {
-    process.stdout.write(toolHelp(tool));
+    // Help works offline: the server's tool list when it answers, else the one shipped with the CLI.
+    const { tools, source } = await toolsForHelp(clientOptions(connection, env));
+    process.stdout.write(toolHelp(findTool(tools, command), source));
     return 0;
   }
+  const tool = findTool(await fetchTools(clientOptions(connection, env)), command);
   const args = await parseCommandArgs(rest, tool.input_schema ?? {}, globals);
   const envelope = await callToolOverHttp(clientOptions(globals, env), tool.name, args, globals.wait);
-  return emitEnvelope(envelope, globals.format === "text" ? "text" : "json");
+  const status = emitEnvelope(envelope, globals.format === "text" ? "text" : "json");
+  return globals.exit_code === true && envelope.ok ? (commandExitStatus(envelope.data) ?? status) : status;
 }
 
 /**

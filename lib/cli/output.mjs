@@ -39,6 +39,7 @@ export function renderText(data) {
   if (typeof data.output === "string") return data.output;
   if (typeof data.stdout === "string" || typeof data.stderr === "string") {
     writeText(process.stderr, data.stderr ?? "");
+    if ("exit_code" in data) writeText(process.stderr, commandOutcomeLine(data));
     return data.stdout ?? "";
   }
   if (typeof data.diff === "string" && data.diff !== "") return data.diff;
@@ -50,6 +51,44 @@ export function renderText(data) {
   return Object.entries(data)
     .map(([k, v]) => `${k}: ${v !== null && typeof v === "object" ? JSON.stringify(v) : v}`)
     .join("\n");
+}
+
+/**
+ * One line on how a command ended, printed to stderr after its output in `--format text`, e.g.
+ * `[command] exit_code=2 timed_out=false limit=- signal=- duration_ms=14` (`-` for none), with
+ * `truncated=true` when its output was cut.
+ * @param {any} data run_command's data.
+ * @returns {string}
+ */
+export function commandOutcomeLine(data) {
+  const field = (v) => (v === null || v === undefined ? "-" : String(v));
+  const parts = [
+    `exit_code=${field(data.exit_code)}`,
+    `timed_out=${data.timed_out === true}`,
+    `limit=${field(data.limit)}`,
+    `signal=${field(data.signal)}`,
+    ...(data.duration_ms !== undefined ? [`duration_ms=${data.duration_ms}`] : []),
+    ...(data.truncated === true ? ["truncated=true"] : []),
+  ];
+  return `[command] ${parts.join(" ")}`;
+}
+
+/** Signal numbers (Linux) for `128 + n`, the shell's convention for a process a signal ended. */
+const SIGNAL_NUMBERS = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15, SIGXCPU: 24, SIGXFSZ: 25 };
+
+/**
+ * The exit status `--exit-code` gives for a command's result, as a shell would report it: the
+ * command's own exit code; 124 when it timed out (as timeout(1)); 128 + the signal's number when
+ * a signal or a limit ended it (137 for SIGKILL). Null when `data` is not a command's result.
+ * @param {any} data a tool's data.
+ * @returns {number | null}
+ */
+export function commandExitStatus(data) {
+  if (data === null || typeof data !== "object" || !("exit_code" in data)) return null;
+  if (data.timed_out === true) return 124;
+  if (typeof data.exit_code === "number") return data.exit_code;
+  if (typeof data.signal === "string") return 128 + (SIGNAL_NUMBERS[data.signal] ?? 9);
+  return 1;
 }
 
 /** `error 201 path_outside_workspace: …` plus the detail, and how to follow a 601. */

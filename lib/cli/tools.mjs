@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import { flagName, GLOBAL_OPTIONS, typesOf } from "./argv.mjs";
 import { asEnvelope, request } from "./client.mjs";
 import { CliError } from "./errors.mjs";
@@ -37,6 +38,33 @@ export async function fetchTools(client) {
 }
 
 /**
+ * The tool list shipped with the CLI (lib/cli/tools.json, written from the server's registry by
+ * scripts/gen-cli-tools.ts and checked against it by tests/cli/tools-json.test.ts).
+ * @returns {Array<{name: string, title: string, description: string, input_schema: any, risk: string, annotations: object}>}
+ */
+export function shippedTools() {
+  return createRequire(import.meta.url)("./tools.json").tools;
+}
+
+/** How long help waits for the server's tool list before using the shipped one (ms). */
+const HELP_FETCH_TIMEOUT_MS = 1500;
+
+/**
+ * The tool list for help texts: the server's when it answers within `HELP_FETCH_TIMEOUT_MS`
+ * (it may be newer than this CLI), else the list shipped with the CLI, so help works offline.
+ * @returns {Promise<{tools: any[], source: "server" | "shipped"}>}
+ */
+export async function toolsForHelp(client) {
+  try {
+    const res = await request(client, "GET", "/api/tools", { auth: false, timeoutMs: HELP_FETCH_TIMEOUT_MS });
+    if (res.status === 200 && Array.isArray(res.json?.tools)) return { tools: res.json.tools, source: "server" };
+  } catch (err) {
+    if (!(err instanceof CliError)) throw err;
+  }
+  return { tools: shippedTools(), source: "shipped" };
+}
+
+/**
  * The tool a subcommand names.
  * @throws CliError unknown_tool, listing the commands there are.
  */
@@ -65,7 +93,7 @@ export async function callToolOverHttp(client, toolName, args, waitSeconds) {
  * Usage text of one tool subcommand, from its JSON Schema.
  * @returns {string}
  */
-export function toolHelp(tool) {
+export function toolHelp(tool, source = "server") {
   const schema = tool.input_schema ?? {};
   const required = new Set(schema.required ?? []);
   const lines = [
@@ -77,6 +105,7 @@ export function toolHelp(tool) {
     ...Object.entries(schema.properties ?? {}).map(([key, prop]) => optionLine(key, prop, required.has(key))),
     "",
     globalHelp(),
+    ...(source === "shipped" ? ["", "(The server did not answer: this help is from the tool list shipped with the CLI.)"] : []),
   ];
   return `${lines.join("\n")}\n`;
 }
@@ -89,6 +118,9 @@ export function globalHelp() {
     "",
     "Values: @path reads a local file (UTF-8), - reads standard input, @@x is a literal @x.",
     "Exit status: 0 ok, 2 arguments, 3 file system, 4 network, 5 data format, 6 supervision, 1 internal.",
+    "A command that ran is a successful tool call (exit 0) whatever its own exit code; with --exit-code",
+    "the CLI exits with the command's status instead (124 when it timed out, 128+n when signal n or a",
+    "limit ended it).",
   ].join("\n");
 }
 

@@ -81,12 +81,15 @@ export async function createAgent(input: NewAgentInput, actor: string): Promise<
   return { ok: true, agentId: agent.id, name, token };
 }
 
-/** Revokes an agent's token; its later calls are unauthorized. Revoking twice changes nothing. */
-export async function revokeAgentToken(agentId: string, actor: string): Promise<{ ok: boolean; message?: string }> {
+/**
+ * Revokes an agent's token; its later calls are unauthorized and its calls not yet run end
+ * rejected ("token revoked"; `endedCalls` lists them). Revoking twice changes nothing.
+ */
+export async function revokeAgentToken(agentId: string, actor: string): Promise<{ ok: boolean; message?: string; endedCalls?: string[] }> {
   const agent = await db().agent.findUnique({ where: { id: agentId }, select: { revokedAt: true } });
   if (!agent) return { ok: false, message: `No agent ${agentId}.` };
-  if (agent.revokedAt) return { ok: true };
-  await revokeAgent(agentId);
+  if (agent.revokedAt) return { ok: true, endedCalls: [] };
   await appendEvent({ type: "agent.revoked", actor: `reviewer:${actor}`, data: { agent_id: agentId } });
-  return { ok: true };
+  const endedCalls = await revokeAgent(agentId);
+  return { ok: true, endedCalls };
 }

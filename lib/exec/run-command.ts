@@ -241,7 +241,9 @@ async function runInSlot(options: RunCommandOptions, queuedMs: number): Promise<
 
   let child: ChildProcess;
   try {
-    child = spawn(BASH, wrapperArgs(options.command, plan, options.nice ?? 0, cgroup, box), {
+    // The command runs in the workspace, not a file of this project: keep Turbopack's output
+    // tracing from including the whole project for it.
+    child = spawn(/*turbopackIgnore: true*/ BASH, wrapperArgs(options.command, plan, options.nice ?? 0, cgroup, box), {
       cwd: options.cwd,
       env: options.env as NodeJS.ProcessEnv, // complete by design: nothing is inherited
       detached: true,

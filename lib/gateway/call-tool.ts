@@ -2,9 +2,10 @@ import { z } from "zod";
 import { getConfig } from "@/lib/config";
 import { errorBody, toErrorBody, ToolError, type ErrorBody } from "@/lib/errors";
 import { newId } from "@/lib/ids";
+import { redactServerSecretsValue, redactValue } from "@/lib/redact";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "@/lib/json-depth";
 import { failure, success, type Envelope } from "@/lib/result";
-import { finishCall, notesToColumns, recordReceived, transition } from "@/lib/audit/calls";
+import { finishCall, logText, notesToColumns, recordReceived, transition } from "@/lib/audit/calls";
 import type { PolicyVerdict } from "@/lib/policy/types";
 import { getTool } from "@/lib/tools/registry";
 import type { AuditNotes, ToolDefinition, ToolPreview, ToolSubject, Workspace } from "@/lib/tools/define-tool";
@@ -206,7 +207,8 @@ export async function decideCall(caller: Caller, toolName: string, rawArgs: unkn
     },
     { door: caller.door },
   );
-  const decisionColumns = { decision: verdict.decision, decisionJson: decisionColumn.encode(verdict) };
+  // The verdict carries the parsed command's words: stored masked like the arguments.
+  const decisionColumns = { decision: verdict.decision, decisionJson: decisionColumn.encode(redactValue(verdict)) };
 
   if (verdict.decision === "deny") {
     return reject(
@@ -235,10 +237,10 @@ export async function decideCall(caller: Caller, toolName: string, rawArgs: unkn
     }
     const queueColumns = {
       ...decisionColumns,
-      pathRaw: notes.pathRaw,
+      pathRaw: notes.pathRaw === undefined ? undefined : logText(notes.pathRaw),
       pathResolved: notes.pathResolved,
-      target: notes.target?.slice(0, 2000),
-      pendingJson: pendingColumn.encode({ preview, verdict, ...(options.carriedOutBy === "agent" && { external: true }) }),
+      target: notes.target === undefined ? undefined : logText(notes.target).slice(0, 2000),
+      pendingJson: pendingColumn.encode(redactServerSecretsValue({ preview, verdict, ...(options.carriedOutBy === "agent" && { external: true }) })),
       execArgsJson: argsColumn.encode(args as Record<string, unknown>),
     };
     if (caller.reviewer) {

@@ -1,6 +1,6 @@
 import { getConfig } from "@/lib/config";
 import { toErrorBody, ToolError } from "@/lib/errors";
-import { redactValue } from "@/lib/redact";
+import { redactServerSecretsValue, redactValue } from "@/lib/redact";
 import { failure, success, type Envelope } from "@/lib/result";
 import { finishCall } from "@/lib/audit/calls";
 import { backupStoreFor } from "@/lib/backups/store";
@@ -61,12 +61,13 @@ export async function executeCall(input: {
     // What a tool read from the workspace, the shell or the network reaches the agent with known
     // credential formats and this server's own secrets masked (a write's result only echoes what
     // the agent sent), unless a policy rule relaxed masking for this call (`redact: false`). The
-    // stored copy is always redacted, by storedJson.
-    envelope = success(callId, tool.risk === "write" || ruleOptions?.redact === false ? data : redactValue(data));
+    // stored copy is always redacted, by storedJson. The gateway's own credentials are masked in
+    // every case, relaxed or not.
+    envelope = success(callId, tool.risk === "write" || ruleOptions?.redact === false ? redactServerSecretsValue(data) : redactValue(data));
     status = "succeeded";
   } catch (err) {
     if (!(err instanceof ToolError)) console.error(`[agent-reach] ${tool.name} ${callId} failed:`, err);
-    const body = toErrorBody(err);
+    const body = redactServerSecretsValue(toErrorBody(err));
     envelope = failure(callId, body);
     status = body.name === "conflict" ? "conflict" : FAILURES.has(body.name) ? "failed" : "rejected";
   }

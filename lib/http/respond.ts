@@ -22,7 +22,7 @@ export function json(body: unknown, status = 200, headers: Record<string, string
  */
 export function envelopeResponse(envelope: Envelope, headers: Record<string, string> = {}, extra: Record<string, unknown> = {}): Response {
   if (envelope.ok) return json({ ...envelope, ...extra }, 200, headers);
-  const status = httpStatusOf(envelope.error.name);
+  const status = httpStatusOf(envelope.error.name, envelope.error.detail);
   const allHeaders: Record<string, string> = { ...headers };
   if (envelope.error.name === "approval_pending" && typeof envelope.error.detail.status_url === "string") {
     allHeaders.location = envelope.error.detail.status_url;

@@ -59,7 +59,8 @@ export async function physicalPath(p: string): Promise<string | null | { process
       cur = path.dirname(cur);
       continue;
     }
-    const next = path.join(cur, comp);
+    // Any path of the machine by design (it starts at "/"): not a file the build should trace.
+    const next = path.join(/*turbopackIgnore: true*/ cur, comp);
     if (isProcessLink(next)) return { processLink: next };
     let isLink: boolean;
     try {

@@ -3,7 +3,7 @@ import { errorBody, toErrorBody, type ErrorBody } from "@/lib/errors";
 import { appendEvent } from "@/lib/audit/events";
 import { askPolicy, readOnlyContext } from "@/lib/gateway/contexts";
 import { currentWorkspace } from "@/lib/gateway/workspace";
-import { markerKinds, redactValue } from "@/lib/redact";
+import { markerKinds, redactServerSecretsValue, redactValue } from "@/lib/redact";
 import { getTool } from "@/lib/tools/registry";
 import { resolveInWorkspace } from "@/lib/workspace/fence";
 
@@ -23,7 +23,8 @@ import { resolveInWorkspace } from "@/lib/workspace/fence";
  * 4. appends an audit event `secret.revealed` (actor `reviewer:<login>`, with the marker kinds
  *    and counts, never the values) before returning the unmasked output.
  *
- * Nothing unmasked is stored; the returned data is for the reviewer's screen only.
+ * Nothing unmasked is stored; the returned data is for the reviewer's screen only. The gateway's
+ * own credentials (lib/redact.ts `redactServerSecrets`) are never revealed.
  */
 
 /** Tools whose stored output can be reproduced by running them again with the same arguments. */
@@ -84,7 +85,8 @@ export async function revealCallOutput(callId: string, reviewer: string): Promis
       return fail("conflict", "The files changed since the call, so the values it returned then cannot be shown.", { call_id: callId });
     }
     await appendEvent({ type: "secret.revealed", callId, actor: `reviewer:${reviewer}`, data: { tool: tool.name, paths, kinds: revealed } });
-    return { ok: true, call_id: callId, tool: tool.name, data, revealed };
+    // The gateway's own credentials stay masked even here: revealing is for workspace secrets.
+    return { ok: true, call_id: callId, tool: tool.name, data: redactServerSecretsValue(data), revealed };
   } catch (err) {
     return { ok: false, error: toErrorBody(err) };
   }

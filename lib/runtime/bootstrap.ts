@@ -1,6 +1,8 @@
+import fs from "node:fs";
+import path from "node:path";
 import { getConfig } from "@/lib/config";
 import { migrate } from "@/lib/db/migrate";
-import { ensureAgentToken, ensureReviewer } from "@/lib/auth/tokens";
+import { checkPresetCredentials, ensureAgentToken, ensureReviewer } from "@/lib/auth/tokens";
 import { seedDefaultRules } from "@/lib/gateway/rules";
 import { currentWorkspace } from "@/lib/gateway/workspace";
 import { ensureHead } from "@/lib/audit/writer";
@@ -9,6 +11,8 @@ export interface BootstrapResult {
   /** Migrations applied now. */
   migrations: string[];
   workspaceRoot: string;
+  /** True when this start created the workspace folder (and put the sample README.md in it). */
+  workspaceCreated: boolean;
   /** A newly created agent token (print once), or null. */
   agentToken: string | null;
   /** A newly generated reviewer password for login "admin" (print once), or null. */
@@ -18,20 +22,53 @@ export interface BootstrapResult {
 
 /**
  * Prepares the store and the workspace before serving: applies migrations, registers the
- * workspace (refusing "/" or the home directory unless forced), creates the first agent token
+ * workspace (refusing "/" or the home directory unless forced; a folder it creates gets a sample
+ * README.md), creates the first agent token
  * and reviewer when none exist (or registers the preset ones from AGENT_REACH_AGENT_TOKEN,
  * AGENT_REACH_REVIEWER_PASSWORD, AGENT_REACH_REVIEWER_TOKEN) and seeds the default policy.
  * Idempotent: running it again changes nothing.
- * @throws Error with an operator-facing message (bad workspace root, database unreachable).
+ * @throws Error with an operator-facing message (a malformed preset credential, bad workspace
+ *   root, database unreachable).
  */
 export async function bootstrap(env: NodeJS.ProcessEnv = process.env): Promise<BootstrapResult> {
+  checkPresetCredentials(env);
   const config = getConfig();
   const migrations = await migrate(config.databaseUrl);
+  const workspaceCreated = !fs.existsSync(config.workspaceRoot);
   const workspace = await currentWorkspace();
+  if (workspaceCreated) await writeSampleFile(workspace.root);
   const agentToken = await ensureAgentToken(env.AGENT_REACH_AGENT_TOKEN || undefined);
   const reviewerPassword = await ensureReviewer(env.AGENT_REACH_REVIEWER_PASSWORD || undefined, env.AGENT_REACH_REVIEWER_TOKEN || undefined);
   const rulesSeeded = await seedDefaultRules();
   // A log written before the chain had a signed head gets one now (its current end).
   if (await ensureHead()) console.log("[agent-reach] audit log: signed head initialised at the current end of the chain");
-  return { migrations, workspaceRoot: workspace.root, agentToken, reviewerPassword, rulesSeeded };
+  return { migrations, workspaceRoot: workspace.root, workspaceCreated, agentToken, reviewerPassword, rulesSeeded };
+}
+
+/** The sample file a new workspace starts with, so the first calls a new user tries have something to read. */
+export const SAMPLE_FILE = "README.md";
+
+/**
+ * Puts a short README.md into a workspace folder this start created (never into an existing
+ * folder, empty or not), saying what the folder is and what to try. Written with `wx`, so it
+ * never replaces anything.
+ */
+async function writeSampleFile(root: string): Promise<void> {
+  const text = [
+    "# Agent Reach workspace",
+    "",
+    "This folder is the workspace root: the agent's tools read, write and run commands here, and",
+    "nowhere else. Agent Reach created it on its first start, with this file as a sample.",
+    "",
+    "Put a project here (or point AGENT_REACH_WORKSPACE at one and restart), then try:",
+    "",
+    "- list_directory {\"path\": \".\"}",
+    "- read_file {\"path\": \"README.md\", \"limit\": 20}",
+    "- write_file {\"path\": \"notes.md\", \"content\": \"# Notes\\n\"}: waits for a reviewer's approval",
+    "  in the dashboard (default wait 30 s; then it answers 601 and keeps waiting in the queue).",
+    "",
+  ].join("\n");
+  await fs.promises.writeFile(path.join(root, SAMPLE_FILE), text, { flag: "wx" }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== "EEXIST") throw err;
+  });
 }

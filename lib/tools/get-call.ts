@@ -32,14 +32,15 @@ const GetCallOutput = z.looseObject({
 });
 
 /**
- * get_call: the status and, once finished, the result envelope of an earlier call. This is how an
- * agent collects the outcome of a call that waited for approval (DESIGN.md "Waiting for a person").
+ * get_call: the status and, once finished, the result envelope of an earlier call of the same
+ * agent token. This is how an agent collects the outcome of a call that waited for approval
+ * (DESIGN.md "Waiting for a person"). Another agent's call answers `not_found`.
  */
 export const getCallTool = defineTool({
   name: "get_call",
   title: "Get the outcome of an earlier call",
   description:
-    "Returns the status of an earlier tool call and, once it has finished, the exact result it produced. " +
+    "Returns the status of an earlier tool call made with your token and, once it has finished, the exact result it produced. " +
     "Use it after a call answered approval_pending (error code 601): pass its call_id and optionally wait_ms " +
     "to wait for the reviewer. status is one of pending, running, succeeded, failed, conflict, rejected, expired, denied, interrupted; " +
     "result is the envelope the original call returns ({ok, call_id, data} or {ok: false, error}).",
@@ -48,11 +49,14 @@ export const getCallTool = defineTool({
   output: GetCallOutput,
   subject: () => ({}),
   async run(args, ctx) {
+    // An agent reads only its own calls (the agent of this get_call); another agent's call
+    // answers not_found, so its existence is not confirmed either.
+    const self = await db().toolCall.findUnique({ where: { id: ctx.callId }, select: { agentId: true } });
     const row = await db().toolCall.findFirst({
-      where: { id: args.call_id, workspaceId: ctx.workspace.id },
+      where: { id: args.call_id, workspaceId: ctx.workspace.id, agentId: self?.agentId ?? null },
       select: { id: true, tool: true, status: true, decision: true, createdAt: true },
     });
-    if (!row) throw new ToolError("not_found", `No call ${args.call_id} in this workspace.`, { call_id: args.call_id });
+    if (!row) throw new ToolError("not_found", `No call ${args.call_id} of yours in this workspace.`, { call_id: args.call_id });
     const result = isFinal(row.status) || args.wait_ms > 0 ? await waitForOutcome(row.id, args.wait_ms, ctx.signal) : null;
     const now = await db().toolCall.findUnique({ where: { id: row.id }, select: { status: true } });
     ctx.note({ target: row.id, summary: `${row.tool} → ${now?.status ?? row.status}` });

@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import { constants as fsConstants, type Stats } from "node:fs";
+import fsSync from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@/lib/errors";
@@ -104,12 +105,19 @@ export async function atomicWriteFile(absPath: string, bytes: Buffer, options: A
   const existing = await lstatOrNull(absPath);
   assertReplaceable(absPath, existing);
   const createdDirs = existing ? [] : await ensureDirectory(dir, options);
-  const tmp = path.join(dir, `.${crypto.randomBytes(8).toString("hex")}.agent-reach.tmp`);
+  const tmpName = `.${crypto.randomBytes(8).toString("hex")}.agent-reach.tmp`;
   const mode = options.mode ?? (existing ? existing.mode & 0o7777 : 0o666);
   let handle: fs.FileHandle | null = null;
+  let pinned: PinnedDirectory | null = null;
   let finalMode: number;
   try {
-    handle = await fs.open(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, mode);
+    // Every name below is resolved through a handle on the directory itself, so a directory on
+    // the path swapped for a symlink after the fence cannot redirect the temp file or the rename.
+    pinned = await pinDirectory(dir, options.dirsRoot);
+    // Paths inside the workspace, known only at run time: not files for the build to trace.
+    const tmpPath = pinned.at(tmpName);
+    const finalPath = pinned.at(path.basename(absPath));
+    handle = await fs.open(/*turbopackIgnore: true*/ tmpPath, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, mode);
     if (existing) await keepOwner(handle, existing);
     if (existing || options.mode !== undefined) await handle.chmod(mode);
     await writeAll(handle, bytes, fault);
@@ -119,15 +127,18 @@ export async function atomicWriteFile(absPath: string, bytes: Buffer, options: A
     handle = null;
     await assertDirectoryUnchanged(dir);
     await options.beforeCommit?.();
-    await fs.rename(tmp, absPath);
+    await fs.rename(/*turbopackIgnore: true*/ tmpPath, finalPath);
   } catch (err) {
     await handle?.close().catch(() => undefined);
-    await fs.rm(tmp, { force: true }).catch(() => undefined);
+    if (pinned) await fs.rm(pinned.at(tmpName), { force: true }).catch(() => undefined);
+    await pinned?.close();
     await removeDirectories(createdDirs);
-    throw asWriteError(err);
+    throw withSize(asWriteError(err), bytes.length);
   }
+  if (options.durable !== false) await pinned.sync();
+  await pinned.close();
   // The new name, and the entries of directories this call created, must survive a crash too.
-  if (options.durable !== false) for (const d of new Set([dir, ...createdDirs.map((c) => path.dirname(c))])) await syncDirectory(d);
+  if (options.durable !== false) for (const d of new Set(createdDirs.map((c) => path.dirname(c)))) await syncDirectory(d);
   return { created: existing === null, mode: finalMode, sizeBytes: bytes.length, nlinkBefore: existing ? existing.nlink : null };
 }
 
@@ -239,6 +250,73 @@ async function writeAll(handle: fs.FileHandle, bytes: Buffer, fault: WriteFault 
   if (fault) throw Object.assign(new Error(`${fault.code}: injected fault after ${offset} bytes`), { code: fault.code });
 }
 
+/** A directory held open, and the paths of names inside it that resolve through that handle. */
+interface PinnedDirectory {
+  /** A path for `name` in the held directory, whatever happened to the path that led to it. */
+  at(name: string): string;
+  /** fsync of the directory (best effort). */
+  sync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Linux's per-descriptor links: `/proc/self/fd/N/name` resolves `name` in the directory open as N. */
+const PROC_FD = "/proc/self/fd";
+const procFdAvailable = (() => {
+  try {
+    return fsSync.statSync(PROC_FD).isDirectory();
+  } catch {
+    return false;
+  }
+})();
+
+/**
+ * Opens `dir` as the write's anchor. With `root` (the workspace root, canonical) and /proc, the
+ * directory is reached from a handle on the root one component at a time, each opened through its
+ * parent's handle with `O_NOFOLLOW | O_DIRECTORY` (the openat walk Node lacks): a component that
+ * is a symlink now (swapped in after the fence) fails with ELOOP instead of being followed. The
+ * handle is then checked to be the directory at `dir` (same device and inode, and `dir` still its
+ * own realpath). Without /proc the names are plain paths under `dir`, checked the same way.
+ * @throws errno errors (ELOOP, ENOENT, ENOTDIR: mapped by `asExpectedWriteFailure`) or
+ *   `write_failed` "target_changed" when the handle is not the directory at `dir`.
+ */
+async function pinDirectory(dir: string, root: string | undefined): Promise<PinnedDirectory> {
+  const flags = fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW;
+  let handle: fs.FileHandle;
+  if (procFdAvailable && root !== undefined && isInside(root, dir)) {
+    handle = await fs.open(root, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY);
+    try {
+      for (const name of path.relative(root, dir).split(path.sep).filter(Boolean)) {
+        const next = await fs.open(`${PROC_FD}/${handle.fd}/${name}`, flags);
+        await handle.close();
+        handle = next;
+      }
+    } catch (err) {
+      await handle.close().catch(() => undefined);
+      throw err;
+    }
+  } else {
+    handle = await fs.open(dir, flags);
+  }
+  const held = handle;
+  try {
+    const [opened, now] = await Promise.all([held.stat(), fs.lstat(dir)]);
+    if (opened.dev !== now.dev || opened.ino !== now.ino || (await fs.realpath(dir)) !== dir) {
+      throw new ToolError("write_failed", "The target directory changed after it was checked; nothing was written. Retry the call.", {
+        reason: "target_changed" satisfies WriteFailReason,
+      });
+    }
+  } catch (err) {
+    await held.close().catch(() => undefined);
+    throw err;
+  }
+  const base = procFdAvailable ? `${PROC_FD}/${held.fd}` : dir;
+  return {
+    at: (name) => path.join(base, name),
+    sync: () => held.sync().catch(() => undefined),
+    close: () => held.close().catch(() => undefined),
+  };
+}
+
 /** The directory must still be where the fence saw it (no symlink swapped in above it). */
 async function assertDirectoryUnchanged(dir: string): Promise<void> {
   if ((await fs.realpath(dir)) !== dir) {
@@ -278,7 +356,64 @@ function asWriteError(err: unknown): unknown {
   return new ToolError("write_failed", `The write failed: ${known.what}. The file was not changed.`, { reason: known.reason, errno: code }, { cause: err });
 }
 
+/** Adds the number of bytes the failed write would have written to a `write_failed` error. */
+function withSize(err: unknown, sizeBytes: number): unknown {
+  if (err instanceof ToolError && err.errorName === "write_failed" && err.detail.size_bytes === undefined) {
+    return new ToolError(err.errorName, err.message, { ...err.detail, size_bytes: sizeBytes }, { cause: err.cause });
+  }
+  return err;
+}
+
 function errnoOf(err: unknown): string | undefined {
   const code = (err as NodeJS.ErrnoException | null)?.code;
   return typeof code === "string" ? code : undefined;
+}
+
+/** Errno codes meaning a directory on the path vanished or stopped being a directory mid-call. */
+const VANISHED = new Set(["ENOENT", "ENOTDIR"]);
+
+/**
+ * Turns what a write can meet from the file system into the answer an agent can act on, so an
+ * expected failure is never a server error:
+ * - a directory removed, renamed or swapped for a symlink while the call ran (raw ENOENT /
+ *   ENOTDIR / ELOOP, `write_failed` "target_changed", a fence race) → `not_found` when the path's
+ *   directory is gone now, else `path_outside_workspace`, both with detail
+ *   `{reason: "changed_during_call", path}`: nothing was written, and a retry re-checks the path;
+ * - `write_failed` (full disk, read-only, permission, I/O) → the same error, with the `path` and
+ *   `size_bytes` that were not written named in the message and the detail.
+ * Other errors pass through unchanged.
+ * @param root the canonical workspace root; @param rawPath the path as the agent gave it.
+ */
+export async function asExpectedWriteFailure(err: unknown, root: string, rawPath: string, sizeBytes?: number): Promise<unknown> {
+  const code = err instanceof ToolError ? (typeof err.detail.errno === "string" ? err.detail.errno : undefined) : errnoOf(err);
+  const raced =
+    (err instanceof ToolError && (err.detail.reason === "target_changed" || err.detail.race === true)) ||
+    (code !== undefined && (VANISHED.has(code) || code === "ELOOP") && (!(err instanceof ToolError) || err.errorName === "write_failed"));
+  if (raced) {
+    const outside = code === "ELOOP" || (code === undefined && (await directoryState(root, rawPath)) === "outside");
+    const detail = { reason: "changed_during_call", path: rawPath, race: true };
+    return !outside
+      ? new ToolError("not_found", `A directory on the path ${rawPath} was removed or replaced while the call ran; nothing was written. Check the path and retry.`, detail, { cause: err })
+      : new ToolError("path_outside_workspace", `A directory on the path ${rawPath} was replaced by a symbolic link while the call ran; nothing was written.`, detail, { cause: err });
+  }
+  if (err instanceof ToolError && err.errorName === "write_failed" && err.detail.path === undefined) {
+    const size = sizeBytes ?? (typeof err.detail.size_bytes === "number" ? err.detail.size_bytes : undefined);
+    const what = `${rawPath}${size !== undefined ? ` (${size} bytes)` : ""}`;
+    return new ToolError("write_failed", `${err.message.replace(/ The file was not changed\.$/, "")} Nothing was written to ${what}; the file is unchanged.`, { ...err.detail, path: rawPath }, { cause: err });
+  }
+  return err;
+}
+
+/**
+ * Where the directory of `rawPath` (relative to `root`) is now: "missing", "outside" (it resolves
+ * outside `root`, e.g. a symlink swapped in) or "inside" (a real directory inside).
+ */
+async function directoryState(root: string, rawPath: string): Promise<"missing" | "outside" | "inside"> {
+  const dir = path.dirname(path.resolve(root, rawPath));
+  try {
+    const real = await fs.realpath(dir);
+    return isInside(root, real) ? "inside" : "outside";
+  } catch {
+    return "missing";
+  }
 }

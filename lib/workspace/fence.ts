@@ -264,7 +264,8 @@ async function kindOf(absolute: string): Promise<FencedPath["kind"]> {
  *   trailing components are missing (for writes that create directories)
  * @throws ToolError `path_invalid` (see `validatePathString`; also reason "symlink_loop"),
  *   `path_outside_workspace` with `detail: {reason: "lexical"|"symlink"|"parent_symlink",
- *   path_raw, path_resolved}`, `not_found` (reason "parent_not_directory") when a parent is a file
+ *   path_raw, path_resolved}`, `not_found` (reason "parent_not_directory") when a parent is a file,
+ *   (reason "changed_during_call") when a component was removed or replaced during the walk
  */
 export async function resolveInWorkspace(ws: Workspace, raw: string): Promise<FencedPath> {
   validatePathString(raw);
@@ -293,6 +294,15 @@ export async function resolveInWorkspace(ws: Workspace, raw: string): Promise<Fe
   } catch (err) {
     if (errnoOf(err) === "ELOOP") throw invalid("symlink_loop", "Too many levels of symbolic links (a symlink loop).", raw);
     if (errnoOf(err) === "ENAMETOOLONG") throw invalid("too_long", "The resolved path is too long.", raw);
+    // A component changed between two steps of the walk (removed after its lstat, or no longer a
+    // symlink when read): the path moved under the call; answered, never a server error.
+    const code = errnoOf(err);
+    if (code === "ENOENT" || code === "ENOTDIR" || code === "EINVAL") {
+      throw new ToolError("not_found", `The path ${raw} changed while it was being resolved (a directory was removed or replaced); nothing was done.`, {
+        reason: "changed_during_call",
+        path_raw: raw,
+      });
+    }
     throw err;
   }
 }

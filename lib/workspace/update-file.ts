@@ -1,7 +1,7 @@
 import { ToolError } from "@/lib/errors";
 import { capDiff, diffFileBytes, type FileDiff } from "@/lib/diff/unified";
 import type { ToolContext, ToolPreview } from "@/lib/tools/define-tool";
-import { atomicWriteFile } from "@/lib/workspace/atomic-write";
+import { asExpectedWriteFailure, atomicWriteFile } from "@/lib/workspace/atomic-write";
 import { openForRead, resolveInWorkspace, type FencedPath } from "@/lib/workspace/fence";
 import { withPathLock } from "@/lib/workspace/path-lock";
 import { roundTrips } from "@/lib/workspace/encoding";
@@ -91,9 +91,20 @@ export interface UpdateResult {
  *   "parent_missing") when `createDirs` is false; `stale_content` with detail {current_sha256,
  *   expected_sha256}; `conflict` with detail {current_sha256, queued_sha256} when
  *   `ctx.queuedTargetSha256` is set and differs; whatever `plan` throws; `write_failed` (see
- *   atomicWriteFile)
+ *   atomicWriteFile; its detail names the `path` and `size_bytes` that were not written);
+ *   `not_found` / `path_outside_workspace` with detail.reason "changed_during_call" when a
+ *   directory on the path was removed or swapped for a symlink while the call ran
+ *   (`asExpectedWriteFailure`). Never a raw file-system error.
  */
 export async function updateFile<P extends PlannedContent>(ctx: ToolContext, req: UpdateRequest<P>): Promise<{ result: UpdateResult; plan: P }> {
+  try {
+    return await updateFileSteps(ctx, req);
+  } catch (err) {
+    throw await asExpectedWriteFailure(err, ctx.workspace.root, req.rawPath);
+  }
+}
+
+async function updateFileSteps<P extends PlannedContent>(ctx: ToolContext, req: UpdateRequest<P>): Promise<{ result: UpdateResult; plan: P }> {
   const fenced = await fenceTarget(ctx, req);
   return withPathLock(fenced.absolute, async () => {
     const target = await resolveInWorkspace(ctx.workspace, req.rawPath);

@@ -221,3 +221,29 @@ describe("agent-reach CLI", () => {
     expect(row).toEqual({ ext: "key:cli-run-1" });
   });
 });
+
+describe("run: a command's outcome and the CLI's exit status", () => {
+  it("--format text shows exit_code, timed_out, limit and signal after the output; the call itself succeeded (exit 0)", async () => {
+    const res = await cli(["run", "--command", "ls nonexistent", "--format", "text"]);
+    expect(res.status).toBe(0);
+    expect(res.stderr).toMatch(/nonexistent/);
+    expect(res.stderr).toMatch(/^\[command\] exit_code=2 timed_out=false limit=- signal=- duration_ms=\d+$/m);
+    const ok = await cli(["run", "--command", "ls", "--format", "text"]);
+    expect(ok.status).toBe(0);
+    expect(ok.stdout).toContain("notes.md");
+    expect(ok.stderr).toMatch(/^\[command\] exit_code=0 /m);
+  });
+
+  it("--exit-code exits with the command's own status, in either format", async () => {
+    const text = await cli(["run", "--command", "ls nonexistent", "--format", "text", "--exit-code"]);
+    expect(text.status).toBe(2);
+    const json = await cli(["--exit-code", "run", "--command", "ls nonexistent"]);
+    expect(json.status).toBe(2);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, data: { exit_code: 2, timed_out: false } });
+    const ok = await cli(["run", "--command", "true", "--exit-code"]);
+    expect(ok.status).toBe(0);
+    // A tool error keeps its class status: a denied or unknown call never ran a command.
+    const bad = await cli(["read-file", "--path", "../outside", "--exit-code"]);
+    expect(bad.status).toBe(3);
+  });
+});

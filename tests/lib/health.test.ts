@@ -67,3 +67,44 @@ describe("sandboxCheck", () => {
     expect(check).toMatchObject({ ok: true, warning: true, detail: expect.stringMatching(/^WARNING: the sandbox is off/) });
   });
 });
+
+describe("the disk check's threshold", () => {
+  const MIB = 1024 * 1024;
+  const cfg = (healthMinFree: import("@/lib/config").Config["healthMinFree"] = null) => ({ healthMinFree, maxBodyBytes: 16 * MIB });
+  /** statfs figures for a file system of `totalMib` with `freeMib` free (4 KiB blocks). */
+  const fsOf = (totalMib: number, freeMib: number) => ({ bsize: 4096, blocks: (totalMib * MIB) / 4096, bavail: (freeMib * MIB) / 4096 });
+
+  it("defaults to two of the largest accepted writes, capped at 5 % of a small file system", () => {
+    expect(health.diskThresholdBytes(cfg(), 1_000_000 * MIB)).toEqual({ bytes: 32 * MIB, source: "2 × the largest accepted write" });
+    expect(health.diskThresholdBytes(cfg(), 112 * MIB).bytes).toBe(Math.floor(112 * MIB * 0.05));
+  });
+
+  it("a small disk holding a small workspace is healthy with 60 MiB free; a big one with 20 MiB free is not", () => {
+    expect(health.diskCheck(cfg(), fsOf(112, 60)).ok).toBe(true);
+    const low = health.diskCheck(cfg(), fsOf(500_000, 20));
+    expect(low.ok).toBe(false);
+    expect(low.detail).toMatch(/^20 MiB free of 500000 MiB; below the 32 MiB minimum \(2 × the largest accepted write\)/);
+    expect(low.detail).toContain("AGENT_REACH_HEALTH_MIN_FREE_MB");
+  });
+
+  it("is configurable in MiB or as a percentage; 0 turns it off", () => {
+    expect(health.diskCheck(cfg({ mb: 10 }), fsOf(500_000, 20)).ok).toBe(true);
+    expect(health.diskCheck(cfg({ mb: 100 }), fsOf(112, 60))).toMatchObject({ ok: false, detail: expect.stringContaining("(AGENT_REACH_HEALTH_MIN_FREE_MB)") });
+    expect(health.diskCheck(cfg({ percent: 50 }), fsOf(100, 40)).ok).toBe(false);
+    expect(health.diskCheck(cfg({ percent: 30 }), fsOf(100, 40)).ok).toBe(true);
+    expect(health.diskCheck(cfg({ mb: 0 }), fsOf(100, 0)).ok).toBe(true);
+  });
+
+  it("reads both variables from the environment", async () => {
+    const { loadConfig } = await import("@/lib/config");
+    expect(loadConfig({ AGENT_REACH_HEALTH_MIN_FREE_MB: "64" } as unknown as NodeJS.ProcessEnv).healthMinFree).toEqual({ mb: 64 });
+    expect(loadConfig({ AGENT_REACH_HEALTH_MIN_FREE_PERCENT: "2.5" } as unknown as NodeJS.ProcessEnv).healthMinFree).toEqual({ percent: 2.5 });
+    expect(loadConfig({} as unknown as NodeJS.ProcessEnv).healthMinFree).toBeNull();
+    expect(() => loadConfig({ AGENT_REACH_HEALTH_MIN_FREE_PERCENT: "150" } as unknown as NodeJS.ProcessEnv)).toThrow(/AGENT_REACH_HEALTH_MIN_FREE_PERCENT/);
+  });
+
+  it("health names the checks that failed", async () => {
+    const result = await health.checkHealth();
+    expect(result.failed).toEqual([]);
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { runDiskFull, runReadOnly } from "@/tests/reliability/harness/faults";
+import { runDiskFull, runFolderFlipRace, runReadOnly } from "@/tests/reliability/harness/faults";
 
 /**
  * File-system faults under the real server, bounded short form (issue 8 §2): a full disk and a
@@ -17,6 +17,21 @@ describe("file-system faults (short form)", () => {
     expect(report.bytesLostFiles).toBe(0);
     expect(report.faultsInjected).toBe(6);
     expect(report.recoveries).toBe(2);
-    expect(report.answers).toEqual({ [`http 500 write_failed/${reason}`]: 3, [`mcp 200 write_failed/${reason}`]: 3 });
+    // An expected file-system state, not a server error: 507 Insufficient Storage, not retryable.
+    expect(report.answers).toEqual({ [`http 507 write_failed/${reason}`]: 3, [`mcp 200 write_failed/${reason}`]: 3 });
+    expect(report.samples.every((e) => e.retryable === false && typeof e.detail.path === "string" && e.message.includes("Nothing was written to"))).toBe(true);
   }, 120_000);
+
+  it("a folder flipped to a symlink and removed while 160 writes arrive: never a 5xx, nothing written outside", async () => {
+    const report = await runFolderFlipRace(160);
+    expect(report.serverErrors, JSON.stringify(report.answers)).toBe(0);
+    expect(report.outsideFiles).toEqual([]);
+    expect(report.temps).toEqual([]);
+    expect(report.writes).toBeGreaterThanOrEqual(160);
+    expect(report.flips, "the folder flipped while the writes arrived").toBeGreaterThan(100);
+    // Every refusal says why: the folder changed during the call.
+    for (const key of Object.keys(report.answers)) {
+      expect(key).toMatch(/^(200 ok|404 not_found\/(changed_during_call|parent_missing|parent_not_directory)|403 path_outside_workspace\/(changed_during_call|symlink|parent_symlink))$/);
+    }
+  }, 180_000);
 });

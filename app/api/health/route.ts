@@ -3,7 +3,8 @@ import { json } from "@/lib/http/respond";
 
 /**
  * GET /api/health — self-check: database, workspace (read/write probe), disk space.
- * Public (it reveals no content). 200 `{ok: true, checks}` when healthy, 503 otherwise.
+ * Public (it reveals no content). 200 `{ok: true, failed: [], checks}` when healthy, 503 otherwise
+ * with `failed` naming the checks that failed (e.g. `["disk"]`) and each check's `detail` saying why.
  */
 export async function GET(): Promise<Response> {
   const health = await checkHealth();

@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import os from "node:os";
@@ -32,10 +32,12 @@ export interface FaultReport {
   violations: string[];
   /** How the doors answered the faulted calls, e.g. {"http 507 write_failed/enospc": 6}. */
   answers: Record<string, number>;
+  /** The error bodies of the faulted calls (first few). */
+  samples: Array<{ name: string; message: string; retryable: boolean; detail: Record<string, unknown> }>;
 }
 
 function newReport(scenario: string): FaultReport {
-  return { scenario, runs: 0, faultsInjected: 0, recoveries: 0, bytesLostFiles: 0, violations: [], answers: {} };
+  return { scenario, runs: 0, faultsInjected: 0, recoveries: 0, bytesLostFiles: 0, violations: [], answers: {}, samples: [] };
 }
 
 function describeAnswer(a: DoorAnswer): string {
@@ -114,6 +116,7 @@ async function faultRound(server: TestServer, doors: Door[], report: FaultReport
       report.faultsInjected++;
       const key = describeAnswer(answer);
       report.answers[key] = (report.answers[key] ?? 0) + 1;
+      if (answer.body?.error && report.samples.length < 10) report.samples.push(answer.body.error);
       if (!expect(answer)) report.violations.push(`${door.name} ${tool} ${String(args.path)}: unexpected answer ${key}`);
     }
   }
@@ -328,6 +331,86 @@ export async function runDatabaseUnavailable(rounds: number): Promise<FaultRepor
     }
     pgLocal("stop", pgData);
     fs.rmSync(pgDir, { recursive: true, force: true });
+  }
+  return report;
+}
+
+export interface FlipRaceReport {
+  /** Times the folder was flipped (removed, made a symlink to an outside directory, made again). */
+  flips: number;
+  writes: number;
+  /** Answers by "status name/reason", e.g. {"200 ok": 120, "404 not_found/changed_during_call": 9}. */
+  answers: Record<string, number>;
+  /** Answers with a 5xx status or no envelope. */
+  serverErrors: number;
+  /** Files that appeared in the outside directory (must stay empty). */
+  outsideFiles: string[];
+  temps: string[];
+}
+
+/**
+ * A folder of the workspace flipped while writes into it arrive: a child process removes `d`,
+ * replaces it with a symlink to a directory outside the workspace, removes that and makes `d`
+ * again, over and over (at most `maxFlips` times), while `concurrency` HTTP writers create files
+ * `d/w-N.txt` (create_dirs: true) until `writes` writes were answered; then the flipping stops.
+ * Every answer must be an envelope with a non-5xx status, and nothing may land outside.
+ */
+export async function runFolderFlipRace(writes: number, maxFlips = 100_000, concurrency = 4): Promise<FlipRaceReport> {
+  const base = await fsp.realpath(os.tmpdir());
+  const outer = await fsp.mkdtemp(path.join(base, "ar-flip-"));
+  const workspace = path.join(outer, "ws");
+  const outside = path.join(outer, "outside");
+  fs.mkdirSync(path.join(workspace, "d"), { recursive: true });
+  fs.mkdirSync(outside);
+  const server = await startTestServer({ workspace });
+  const report: FlipRaceReport = { flips: 0, writes: 0, answers: {}, serverErrors: 0, outsideFiles: [], temps: [] };
+  try {
+    await allowTools(server, WRITE_TOOLS);
+    const door = httpDoor(server);
+    const script = `
+      const fs = require("node:fs");
+      const [d, out, n] = [process.argv[1], process.argv[2], Number(process.argv[3])];
+      const step = (f) => { try { f(); } catch {} }; // a writer may have made d again meanwhile
+      const hold = (ms) => { const until = Date.now() + ms; while (Date.now() < until); };
+      let i = 0;
+      process.on("SIGTERM", () => { step(() => fs.rmSync(d, { recursive: true, force: true })); step(() => fs.mkdirSync(d)); process.stdout.write(String(i)); process.exit(0); });
+      const loop = () => {
+        for (let k = 0; k < 50 && i < n; k++, i++) {
+          step(() => fs.rmSync(d, { recursive: true, force: true }));
+          step(() => fs.symlinkSync(out, d));
+          hold(1);
+          step(() => fs.rmSync(d, { recursive: true, force: true }));
+          step(() => fs.mkdirSync(d));
+          hold(2);
+        }
+        if (i < n) setImmediate(loop); else { process.stdout.write(String(i)); process.exit(0); }
+      };
+      loop();`;
+    const flipper = spawn(process.execPath, ["-e", script, path.join(workspace, "d"), outside, String(maxFlips)], { stdio: ["ignore", "pipe", "ignore"] });
+    let flipped = "";
+    flipper.stdout!.on("data", (d) => (flipped += d));
+    const done = new Promise<void>((resolve) => flipper.once("exit", () => resolve()));
+    let running = true;
+    void done.then(() => (running = false));
+    const writer = async (w: number) => {
+      for (let i = 0; running && report.writes < writes; i++) {
+        const a = await door.call("write_file", { path: `d/w-${w}-${i}.txt`, content: `writer ${w} write ${i}\n`, create_dirs: true });
+        report.writes++;
+        const key = a.body ? `${a.status} ${a.body.ok ? "ok" : `${a.body.error?.name}${a.body.error?.detail?.reason ? `/${a.body.error.detail.reason}` : ""}`}` : `${a.status} no envelope`;
+        report.answers[key] = (report.answers[key] ?? 0) + 1;
+        if (a.status >= 500 || !a.body) report.serverErrors++;
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, (_, w) => writer(w)));
+    flipper.kill("SIGTERM");
+    await done;
+    report.flips = Number(flipped) || 0;
+    report.outsideFiles = fs.readdirSync(outside);
+    report.temps = findTempFiles(workspace);
+  } finally {
+    await server.stop();
+    fs.rmSync(server.dataDir, { recursive: true, force: true });
+    fs.rmSync(outer, { recursive: true, force: true });
   }
   return report;
 }

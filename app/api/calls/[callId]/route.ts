@@ -10,20 +10,24 @@ import { guardDoor } from "@/lib/http/door";
 /**
  * GET /api/calls/{id}[?wait=N] — the status of a call; long-polls up to N seconds (bounded by
  * AGENT_REACH_APPROVAL_WAIT_MAX_S) for it to finish.
- * Auth: the agent token, or a reviewer credential.
+ * Auth: the agent token that made the call (another agent's call answers 404 `not_found`, as an
+ * unknown id does, so its existence is not confirmed), or a reviewer credential (any call).
  * Response: once finished, the same envelope the tool call returned (same HTTP status) plus
  * `call` (tool, status, decision, timings); before that, 202 with `approval_pending` (601) and `call`.
  */
 export const GET = guardDoor(async function GET(req: Request, { params }: { params: Promise<{ callId: string }> }): Promise<Response> {
   const token = bearerToken(req.headers.get("authorization"));
-  const auth = token?.startsWith("ar_agent_") ? await requireAgent(req) : await requireReviewer(req, { mutation: false });
+  const asAgent = token?.startsWith("ar_agent_") === true;
+  const auth = asAgent ? await requireAgent(req) : await requireReviewer(req, { mutation: false });
   if (!auth.ok) return auth.response;
+  // The agent whose calls this request may read; null for a reviewer (every call).
+  const agentId = asAgent ? auth.identity.id : null;
   const { callId } = await params;
   const waitParam = new URL(req.url).searchParams.get("wait");
   const waitS = waitParam === null ? 0 : Number(waitParam);
   if (!Number.isFinite(waitS) || waitS < 0) return errorResponse("invalid_arguments", "wait must be a number of seconds >= 0.");
   let found = await getCallWithResult(callId);
-  if (!found) return errorResponse("not_found", `No call ${callId}.`, { call_id: callId });
+  if (!found || (agentId !== null && found.summary.agent_id !== agentId)) return errorResponse("not_found", `No call ${callId}.`, { call_id: callId });
   if (!found.envelope && waitS > 0) {
     await waitForOutcome(callId, Math.min(waitS * 1000, getConfig().approvalWaitMaxMs), req.signal);
     found = (await getCallWithResult(callId)) ?? found;

@@ -1,0 +1,103 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { errorBody, httpStatusOf, ToolError } from "@/lib/errors";
+import { writeFileTool } from "@/lib/tools/write-file";
+import { armWriteFaultForTests, asExpectedWriteFailure } from "@/lib/workspace/atomic-write";
+import { makeFixture, type Fixture } from "@/tests/helpers/fixture";
+import { makeToolContext, type TestContext } from "@/tests/helpers/tool-context";
+import { call, expectError } from "@/tests/tools/write-tool-helpers";
+
+/**
+ * Expected file-system failures of a write are answers an agent can act on, not server errors:
+ * a full disk is `write_failed` with 507 and `retryable: false` naming what was not written; a
+ * folder that vanished or became a symlink during the call is `not_found` / `path_outside_workspace`
+ * with reason "changed_during_call". (The doors: tests/reliability/faults-fs.test.ts.)
+ */
+
+let f: Fixture;
+let ctx: TestContext;
+beforeEach(async () => {
+  f = await makeFixture();
+  ctx = makeToolContext(f.ws);
+});
+afterEach(async () => {
+  armWriteFaultForTests(null);
+  await f.cleanup();
+});
+
+describe("status and retryability of write_failed by reason", () => {
+  test.each([
+    ["enospc", 507, false],
+    ["erofs", 507, false],
+    ["eacces", 403, false],
+    ["io", 500, true],
+    [undefined, 500, true],
+  ])("%s → HTTP %i, retryable %s", (reason, status, retryable) => {
+    const detail = reason ? { reason } : {};
+    expect(httpStatusOf("write_failed", detail)).toBe(status);
+    expect(errorBody("write_failed", "x", detail).retryable).toBe(retryable);
+  });
+
+  test("other names keep the table's status whatever their reason", () => {
+    expect(httpStatusOf("not_found", { reason: "enospc" })).toBe(404);
+    expect(errorBody("internal", "x", { reason: "enospc" }).retryable).toBe(true);
+  });
+});
+
+describe("write_file on a full disk", () => {
+  test.each(["ENOSPC", "EDQUOT"] as const)("%s mid-write: 507-class write_failed naming the path and size; the file is unchanged", async (code) => {
+    await f.put("keep.txt", "old\n");
+    armWriteFaultForTests({ afterBytes: 3, code });
+    const err = expectError(await call(writeFileTool, { path: "keep.txt", content: "new content\n" }, ctx), "write_failed", {
+      reason: "enospc",
+      path: "keep.txt",
+      size_bytes: 12,
+    });
+    expect(err.message).toMatch(/Nothing was written to keep\.txt \(12 bytes\); the file is unchanged\.$/);
+    expect(err.toBody()).toMatchObject({ retryable: false });
+    expect(httpStatusOf(err.errorName, err.detail)).toBe(507);
+    expect(await fs.readFile(f.at("keep.txt"), "utf8")).toBe("old\n");
+  });
+});
+
+describe("a folder changed during the call", () => {
+  const errno = (code: string) => Object.assign(new Error(code), { code });
+
+  test("a raw ENOENT or ENOTDIR from any step → not_found changed_during_call", async () => {
+    for (const code of ["ENOENT", "ENOTDIR"]) {
+      const out = (await asExpectedWriteFailure(errno(code), f.ws, "d/x.txt")) as ToolError;
+      expect(out.errorName).toBe("not_found");
+      expect(out.detail).toMatchObject({ reason: "changed_during_call", path: "d/x.txt" });
+    }
+  });
+
+  test("ELOOP (a symlink met where O_NOFOLLOW forbids one) → path_outside_workspace changed_during_call", async () => {
+    const out = (await asExpectedWriteFailure(errno("ELOOP"), f.ws, "d/x.txt")) as ToolError;
+    expect(out.errorName).toBe("path_outside_workspace");
+    expect(out.detail.reason).toBe("changed_during_call");
+  });
+
+  test("write_failed target_changed: the folder gone → not_found; the folder now a symlink outside → path_outside_workspace", async () => {
+    const changed = new ToolError("write_failed", "moved", { reason: "target_changed" });
+    expect(((await asExpectedWriteFailure(changed, f.ws, "gone/x.txt")) as ToolError).errorName).toBe("not_found");
+    await fs.symlink(f.root, path.join(f.ws, "link"));
+    const out = (await asExpectedWriteFailure(changed, f.ws, "link/x.txt")) as ToolError;
+    expect(out.errorName).toBe("path_outside_workspace");
+    expect(out.detail).toMatchObject({ reason: "changed_during_call", race: true });
+  });
+
+  test("write_failed with errno ENOENT (the temp file's folder vanished) → not_found", async () => {
+    const vanished = new ToolError("write_failed", "The write failed: I/O error (ENOENT).", { reason: "io", errno: "ENOENT" });
+    expect(((await asExpectedWriteFailure(vanished, f.ws, "d/x.txt")) as ToolError).errorName).toBe("not_found");
+  });
+
+  test("other refusals pass through unchanged", async () => {
+    const stale = new ToolError("stale_content", "changed", {});
+    expect(await asExpectedWriteFailure(stale, f.ws, "x.txt")).toBe(stale);
+    const missing = new ToolError("not_found", "parent missing", { reason: "parent_missing" });
+    expect(await asExpectedWriteFailure(missing, f.ws, "x.txt")).toBe(missing);
+    const bug = new TypeError("boom");
+    expect(await asExpectedWriteFailure(bug, f.ws, "x.txt")).toBe(bug);
+  });
+});
