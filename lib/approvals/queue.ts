@@ -90,10 +90,11 @@ export async function expireDue(): Promise<number> {
 
 /**
  * Approves a pending call, which then runs once with its exact queued arguments, or with the
- * reviewer's edited content for write_file (`content`), which the log keeps beside the original.
+ * reviewer's edited value of the tool's editable argument (`content`: write_file's content,
+ * edit_file's new_string; ToolDefinition.editable), which the log keeps beside the original.
  * @returns the call's envelope once it ran (null if the owning instance has not run it within the
  *   wait bound; it still will); `not_found`, `approval_expired`, `invalid_arguments`
- *   (content given for another tool) or `conflict` (detail.reason "already_decided") otherwise.
+ *   (content given for a tool that is not editable) or `conflict` (detail.reason "already_decided") otherwise.
  */
 export async function approveCall(callId: string, reviewer: string, edit?: { content?: string }): Promise<DecisionResult> {
   const row = await db().toolCall.findUnique({ where: { id: callId } });
@@ -112,10 +113,10 @@ export async function approveCall(callId: string, reviewer: string, edit?: { con
     if ((JSON.parse(row.pendingJson ?? "{}") as Partial<PendingDetail>).external) {
       return { ok: false, error: errorBody("invalid_arguments", "This call is carried out by the agent's own tool (a hook): it can be approved or rejected, not edited.") };
     }
-    if (row.tool !== "write_file") {
-      return { ok: false, error: errorBody("invalid_arguments", "Only a write_file call can be approved with edited content.") };
+    if (!tool.editable) {
+      return { ok: false, error: errorBody("invalid_arguments", `A ${row.tool} call cannot be approved with edited content.`) };
     }
-    args = { ...args, content: edit.content };
+    args = { ...args, [tool.editable.field]: edit.content };
     editedArgsJson = JSON.stringify(args);
   }
   if (!tool.input.safeParse(args).success) {
@@ -207,16 +208,25 @@ export async function runApprovedBacklog(): Promise<number> {
   return ran;
 }
 
+/** What the log records as the reason of a rejection given without one. */
+export const NO_REASON_GIVEN = "no reason given";
+
 /**
- * Rejects a pending call; the agent receives `approval_rejected` (602) with the reason.
+ * Rejects a pending call; the agent receives `approval_rejected` (602) with the reason. An empty
+ * reason is accepted (the reviewer API allows it) and recorded as "no reason given", so neither
+ * the agent nor the log reads it as an explanation.
  * @returns the rejected envelope, or `not_found` / `conflict` (already decided).
  */
-export async function rejectCall(callId: string, reviewer: string, reason: string): Promise<DecisionResult> {
+export async function rejectCall(callId: string, reviewer: string, givenReason: string): Promise<DecisionResult> {
+  const reason = givenReason.trim() === "" ? NO_REASON_GIVEN : givenReason;
   const row = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true } });
   if (!row) return { ok: false, error: errorBody("not_found", `No call ${callId}.`, { call_id: callId }) };
   const envelope = failure(
     callId,
-    errorBody("approval_rejected", `A reviewer rejected this call${reason ? `: ${reason}` : "."}`, { reason, reviewer }),
+    errorBody("approval_rejected", givenReason.trim() === "" ? `A reviewer rejected this call (${NO_REASON_GIVEN}).` : `A reviewer rejected this call: ${reason}`, {
+      reason,
+      reviewer,
+    }),
   );
   const done = await finishCall(callId, ["pending"], "rejected", envelope, {
     actor: `reviewer:${reviewer}`,

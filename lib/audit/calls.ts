@@ -62,6 +62,8 @@ export interface NewCall {
   args: unknown;
   hostId: string;
   actor: string;
+  /** What the agent said the call is for (e.g. the Claude Code hook's `description`), kept in the received event. */
+  description?: string;
 }
 
 /** Writes the row of a call just received (status "received") and its first event. */
@@ -81,7 +83,8 @@ export async function recordReceived(call: NewCall): Promise<void> {
       hostId: call.hostId,
     },
   });
-  await appendEvent({ type: "call.received", callId: call.id, actor: call.actor, data: { tool: call.tool, door: call.door } });
+  const description = call.description?.trim() ? (redactValue(call.description.trim().slice(0, 1000)) as string) : undefined;
+  await appendEvent({ type: "call.received", callId: call.id, actor: call.actor, data: { tool: call.tool, door: call.door, ...(description && { description }) } });
 }
 
 /** Audit notes as ToolCall columns. */

@@ -37,6 +37,8 @@ export interface Caller {
   reviewer?: string;
   /** The agent's own session key (X-Agent-Session, MCP session id), or null. */
   sessionKey: string | null;
+  /** What the agent says the call is for (the Claude Code hook's `description`), recorded with it. */
+  description?: string;
 }
 
 export interface CallOptions {
@@ -91,6 +93,7 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
     args: tooDeep ? { _refused: `arguments nested deeper than ${MAX_JSON_DEPTH} levels` } : rawArgs,
     hostId: config.hostId,
     actor,
+    ...(caller.description !== undefined && { description: caller.description }),
   });
   const reject = async (error: ErrorBody, notes: AuditNotes = {}, status: "rejected" | "denied" = "rejected", extra = {}) => {
     const envelope = failure(callId, error);

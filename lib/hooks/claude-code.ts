@@ -72,7 +72,8 @@ export async function decideClaudeCodeHook(agent: AgentIdentity, payload: PreToo
   if (!mapped) {
     return verdict(null, `Agent Reach does not supervise ${payload.tool_name}; Claude Code's own permissions apply.`, null, null);
   }
-  const envelope = await callTool({ door: "hook", agent, sessionKey: payload.session_id ?? null }, mapped.tool, mapped.args, {
+  const description = typeof payload.tool_input.description === "string" ? payload.tool_input.description : undefined;
+  const envelope = await callTool({ door: "hook", agent, sessionKey: payload.session_id ?? null, ...(description !== undefined && { description }) }, mapped.tool, mapped.args, {
     waitMs: options.waitMs,
     signal: options.signal,
     external: true,

@@ -109,6 +109,7 @@ export const editFileTool = defineTool({
     "The result has path, replacements, lines, size_bytes, sha256_before, sha256, backup_id (for restore_backup), diff, additions, deletions, eol, bom, encoding and warnings.",
   ].join(" "),
   input: EditFileInput,
+  editable: { field: "new_string", label: "Replacement text" },
   risk: "write",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   subject: (args) => ({ paths: [args.path] }),

@@ -45,7 +45,7 @@ async function Call({ callId }: { callId: string }) {
         title={
           <span className="flex flex-wrap items-center gap-2">
             <span className="font-mono">{call.tool}</span>
-            <StatusBadge status={call.status} error={call.errorName} />
+            <StatusBadge status={call.status} error={call.errorName} tool={call.tool} summary={call.summary} />
             <DecisionBadge decision={call.decision} />
           </span>
         }
