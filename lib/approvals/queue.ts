@@ -1,3 +1,4 @@
+import { notifyPendingWebhook } from "@/lib/dashboard/webhook";
 import { getConfig } from "@/lib/config";
 import { db } from "@/lib/db";
 import { errorBody, type ErrorBody } from "@/lib/errors";
@@ -315,27 +316,12 @@ export async function markInterrupted(hostId: string): Promise<number> {
 }
 
 /**
- * Tells a configured webhook (Setting "webhook_url": generic JSON POST) that a call waits,
- * with a link to it. Best effort: failures are logged, never raised. Bounded to 5 s.
+ * Tells the configured webhook that a call waits, with a link to it (format and sending:
+ * lib/dashboard/webhook.ts). Best effort: failures are logged, never raised. Bounded to 5 s.
  */
 export async function notifyPending(callId: string): Promise<void> {
   try {
-    const setting = await db().setting.findUnique({ where: { key: "webhook_url" } });
-    if (!setting?.value) return;
-    const row = await db().toolCall.findUnique({ where: { id: callId }, select: { tool: true, target: true, createdAt: true } });
-    await fetch(setting.value, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        event: "approval.pending",
-        call_id: callId,
-        tool: row?.tool,
-        target: row?.target,
-        created_at: row?.createdAt,
-        url: `${getConfig().publicUrl}/approvals?call=${callId}`,
-      }),
-      signal: AbortSignal.timeout(5000),
-    });
+    await notifyPendingWebhook(callId);
   } catch (err) {
     console.warn(`[agent-reach] webhook for ${callId} failed: ${(err as Error).message}`);
   }
