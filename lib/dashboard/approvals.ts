@@ -6,7 +6,11 @@ import { currentWorkspace } from "@/lib/gateway/workspace";
 import { getTool } from "@/lib/tools/registry";
 import type { ToolPreview } from "@/lib/tools/define-tool";
 import { targetState, type TargetState } from "@/lib/dashboard/files";
+import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from "diff";
 import { diffTexts } from "@/lib/diff/unified";
+import { readWorkspaceFile } from "@/lib/dashboard/files";
+import { applyEdit } from "@/lib/workspace/edit-text";
+import { decodeForDisplay, editableText, sha256Hex } from "@/lib/workspace/text";
 import { callOutcome, finalDecision, sessionName, type CallOutcome } from "@/lib/dashboard/outcome";
 
 /**
@@ -265,4 +269,48 @@ export async function loadMissed(limit = 50, now = new Date()): Promise<MissedCa
     how: r.status === "expired" ? "expired" : "withdrawn",
     reason: r.reviewReason ?? r.errorName,
   }));
+}
+
+/** Context lines a reviewer can ask for around each change (beyond it: the whole file). */
+export const MORE_CONTEXT_LINES = 25;
+
+/**
+ * The pending change of a write_file or edit_file call as a unified diff with `context` lines
+ * around each change (Infinity: the whole file), for reading more of the file than the queued
+ * diff's three lines. Computed from the file as it is now and the call's exact arguments, for
+ * display only: it is refused when the file changed since the call was queued (the queued diff
+ * and its conflict warning then stand). Writes nothing.
+ * @returns the diff, or a message saying why none can be shown
+ */
+export async function previewWithContext(callId: string, context: number): Promise<{ ok: true; diff: string } | { ok: false; message: string }> {
+  const row = await db().toolCall.findUnique({ where: { id: callId }, select: { tool: true, status: true, execArgsJson: true, pendingJson: true } });
+  if (!row || row.status !== "pending" || !row.execArgsJson) return { ok: false, message: "This call is not waiting for approval any more." };
+  if (row.tool !== "write_file" && row.tool !== "edit_file") return { ok: false, message: "Only file changes have more context." };
+  const preview = (JSON.parse(row.pendingJson ?? "{}") as { preview?: ToolPreview }).preview ?? {};
+  if (preview.path === undefined) return { ok: false, message: "The call is not about one file." };
+  const workspace = await currentWorkspace();
+  try {
+    const bytes = await readWorkspaceFile(workspace, preview.path);
+    const now = bytes === null ? null : sha256Hex(bytes);
+    if (now !== (preview.targetSha256 ?? null)) return { ok: false, message: "The file changed since the diff was computed; only the queued diff is shown." };
+    const args = JSON.parse(row.execArgsJson) as Record<string, unknown>;
+    let before = bytes === null ? "" : decodeForDisplay(bytes);
+    let after: string;
+    if (row.tool === "write_file") after = String(args.content ?? "");
+    else {
+      if (bytes === null) return { ok: false, message: "The file does not exist." };
+      const doc = editableText(bytes);
+      const edited = applyEdit(doc, { path: preview.path, oldString: String(args.old_string ?? ""), newString: String(args.new_string ?? ""), replaceAll: args.replace_all === true });
+      before = doc.toDisplay(doc.text);
+      after = doc.toDisplay(edited.text);
+    }
+    // Line endings are compared as LF here (the queued diff above reports their changes).
+    before = before.replace(/\r\n/g, "\n");
+    after = after.replace(/\r\n/g, "\n");
+    const lines = Number.isFinite(context) ? Math.max(0, Math.floor(context)) : Math.max(before.split("\n").length, after.split("\n").length);
+    const patch = structuredPatch(`a/${preview.path}`, `b/${preview.path}`, before, after, undefined, undefined, { context: lines });
+    return { ok: true, diff: formatPatch(patch, FILE_HEADERS_ONLY) };
+  } catch (err) {
+    return { ok: false, message: toErrorBody(err).message };
+  }
 }

@@ -3,7 +3,7 @@
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { approveCall, rejectCall } from "@/lib/approvals/queue";
-import { decidedCall, describeDecision, previewEditedWrite, type DecisionOutcome, type EditPreview } from "@/lib/dashboard/approvals";
+import { decidedCall, describeDecision, previewEditedWrite, previewWithContext, type DecisionOutcome, type EditPreview } from "@/lib/dashboard/approvals";
 import { requireReviewerPage } from "@/lib/dashboard/auth";
 
 const CallId = z.string().min(1).max(100);
@@ -56,4 +56,12 @@ export async function previewEditAction(callId: string, content: string): Promis
   const id = CallId.parse(callId);
   await requireReviewerPage(`/approvals?call=${encodeURIComponent(id)}`);
   return previewEditedWrite(id, Content.parse(content));
+}
+
+/** The pending file change with `context` lines around each change (0 or more; -1: the whole file). */
+export async function contextDiffAction(callId: string, context: number): Promise<{ ok: true; diff: string } | { ok: false; message: string }> {
+  const id = CallId.parse(callId);
+  const lines = z.number().int().min(-1).max(100_000).parse(context);
+  await requireReviewerPage(`/approvals?call=${encodeURIComponent(id)}`);
+  return previewWithContext(id, lines === -1 ? Infinity : lines);
 }

@@ -12,6 +12,7 @@ import { BUTTON, Card, Facts, INPUT, Mono } from "../../_components/page-parts";
 import { RevealedText } from "../../_components/revealed-text";
 import { JsonBlock } from "../../_components/text-block";
 import { RisksAndReasons, VerdictView } from "../../_components/verdict-view";
+import { contextDiffAction } from "../actions";
 import { ContentEditor } from "./content-editor";
 
 /** What the inbox's keyboard shortcuts call on the selected call. */
@@ -146,16 +147,7 @@ export function ApprovalDetail({ item, workspaceRoot, busy, armed, onApprove, on
           {editing && item.editable ? (
             <ContentEditor callId={item.call_id} field={item.editable} diff={item.preview.diff} onChange={setEdited} busy={busy} />
           ) : (
-            <DiffView
-              diff={item.preview.diff}
-              created={item.preview.targetSha256 === null}
-              title={
-                <span>
-                  <span className="text-emerald-800 dark:text-emerald-400">+{item.preview.additions ?? 0}</span>{" "}
-                  <span className="text-red-800 dark:text-red-400">−{item.preview.deletions ?? 0}</span> lines
-                </span>
-              }
-            />
+            <ExpandableDiff item={item} />
           )}
         </Card>
       )}
@@ -235,6 +227,57 @@ export function ApprovalDetail({ item, workspaceRoot, busy, armed, onApprove, on
           </p>
         )}
       </Card>
+    </div>
+  );
+}
+
+/**
+ * The queued diff, with buttons to read more of the file around the changes (±MORE lines, or the
+ * whole file), recomputed from the file as it is now; refused once the file changed since.
+ */
+function ExpandableDiff({ item }: { item: InboxItem }) {
+  const [shown, setShown] = useState<{ context: number; diff: string } | null>(null);
+  const [message, setMessage] = useState<string | null>(null);
+  const [loading, setLoading] = useState(false);
+  const expandable = (item.tool === "write_file" || item.tool === "edit_file") && !item.target?.changedSince && (item.preview.diff ?? "") !== "";
+  const load = async (context: number) => {
+    setLoading(true);
+    const result = await contextDiffAction(item.call_id, context);
+    setLoading(false);
+    if (result.ok) {
+      setShown({ context, diff: result.diff });
+      setMessage(null);
+    } else setMessage(result.message);
+  };
+  const counts = (
+    <span>
+      <span className="text-emerald-800 dark:text-emerald-400">+{item.preview.additions ?? 0}</span> <span className="text-red-800 dark:text-red-400">−{item.preview.deletions ?? 0}</span> lines
+      {shown && <span className="text-zinc-700 dark:text-zinc-300"> · {shown.context === -1 ? "whole file" : `${shown.context} lines of context`}</span>}
+    </span>
+  );
+  return (
+    <div className="space-y-2">
+      <DiffView diff={shown?.diff ?? item.preview.diff ?? ""} created={item.preview.targetSha256 === null} title={counts} />
+      {expandable && (
+        <div className="flex flex-wrap items-center gap-2 text-sm" data-testid="diff-context">
+          {shown === null || shown.context !== 25 ? (
+            <button type="button" className={BUTTON.small} disabled={loading} onClick={() => load(25)}>
+              More context (±25 lines)
+            </button>
+          ) : null}
+          {shown?.context !== -1 && (
+            <button type="button" className={BUTTON.small} disabled={loading} onClick={() => load(-1)}>
+              Whole file
+            </button>
+          )}
+          {shown && (
+            <button type="button" className={BUTTON.small} onClick={() => setShown(null)}>
+              Back to the queued diff
+            </button>
+          )}
+          {message && <span role="alert" className="text-red-800 dark:text-red-300">{message}</span>}
+        </div>
+      )}
     </div>
   );
 }
