@@ -166,6 +166,36 @@ describe("edit before approval, from the tool definition", () => {
   });
 });
 
+describe("more context around a pending change", () => {
+  it("shows ±N lines or the whole file from the file as it is, and refuses once the file changed", async () => {
+    const before = Array.from({ length: 80 }, (_, i) => `line ${i + 1}`).join("\n") + "\n";
+    fs.writeFileSync(path.join(workspace, "ctx.txt"), before);
+    const callId = await queue("write_file", { path: "ctx.txt", content: before.replace("line 40\n", "line forty\n") });
+    const more = await lib.approvals.previewWithContext(callId, 25);
+    expect(more.ok).toBe(true);
+    if (more.ok) {
+      expect(more.diff).toContain(" line 15\n");
+      expect(more.diff).not.toContain(" line 14\n");
+      expect(more.diff).toContain("+line forty");
+    }
+    const whole = await lib.approvals.previewWithContext(callId, Infinity);
+    expect(whole.ok && whole.diff.includes(" line 1\n") && whole.diff.includes(" line 80")).toBe(true);
+    fs.writeFileSync(path.join(workspace, "ctx.txt"), before + "more\n");
+    expect(await lib.approvals.previewWithContext(callId, 25)).toEqual({ ok: false, message: "The file changed since the diff was computed; only the queued diff is shown." });
+    await lib.queue.rejectCall(callId, "admin", "cleanup");
+  });
+
+  it("applies an edit_file's exact replacement for the wider view", async () => {
+    const before = Array.from({ length: 30 }, (_, i) => `v${i} = ${i}`).join("\n") + "\n";
+    fs.writeFileSync(path.join(workspace, "edit-ctx.py"), before);
+    const callId = await queue("edit_file", { path: "edit-ctx.py", old_string: "v20 = 20", new_string: "v20 = 'twenty'" });
+    const whole = await lib.approvals.previewWithContext(callId, Infinity);
+    expect(whole.ok && whole.diff).toContain("+v20 = 'twenty'");
+    expect(whole.ok && whole.diff).toContain(" v0 = 0");
+    await lib.queue.rejectCall(callId, "admin", "cleanup");
+  });
+});
+
 describe("the record of a decision", () => {
   it("records a rejection without a reason as 'no reason given' and the banner says so", async () => {
     const callId = await queue("write_file", { path: "quiet.txt", content: "x\n" });

@@ -2,7 +2,7 @@
 
 import { useEffect, useLayoutEffect, useRef, useState } from "react";
 import type { EditPreview } from "@/lib/dashboard/approvals";
-import { losesCarriageReturns, restoreLineBreaks } from "@/lib/dashboard/edit-text";
+import { firstChangedLine, losesCarriageReturns, restoreLineBreaks } from "@/lib/dashboard/edit-text";
 import { DiffView } from "../../_components/diff-view";
 import { BUTTON } from "../../_components/page-parts";
 import { RevealedText } from "../../_components/revealed-text";
@@ -10,27 +10,6 @@ import { previewEditAction } from "../actions";
 
 /** Wait after the last keystroke before recomputing the diff (ms). */
 const PREVIEW_DELAY_MS = 250;
-
-/**
- * The first changed line (1-based, on the new side) of a unified diff, or 1 when it has none: where
- * the editor opens, so the reviewer starts at the change rather than at the top of the file.
- */
-export function firstChangedLine(diff: string): number {
-  let line = 0;
-  let inHunk = false;
-  for (const text of diff.split("\n")) {
-    const hunk = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(text);
-    if (hunk) {
-      line = Number(hunk[1]);
-      inHunk = true;
-      continue;
-    }
-    if (!inHunk) continue;
-    if (text.startsWith("+") || text.startsWith("-")) return Math.max(1, line);
-    if (text.startsWith(" ")) line++;
-  }
-  return 1;
-}
 
 /**
  * Edit a pending call's editable argument (write_file's content, edit_file's new_string) before
