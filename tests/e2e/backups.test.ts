@@ -57,7 +57,7 @@ describe("backups", () => {
 
     await versions.first().locator("a").first().click();
     const diff = page.locator('main [data-testid="backup-diff"]');
-    await diff.locator(".d2h-file-side-diff").first().waitFor();
+    await diff.locator(".d2h-file-diff").first().waitFor(); // unified by default
     expect(await diff.locator(".d2h-del").allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining('ALLOWED_HOSTS = ["*"]')]));
     expect(await diff.locator(".d2h-ins").allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining('ALLOWED_HOSTS = ["api.example.com"]')]));
     await screenshot(page, "backup-diff.png");

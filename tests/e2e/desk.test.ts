@@ -278,6 +278,7 @@ describe("6. diffs a reviewer can read", () => {
     await waitFor(() => fs.readFileSync(path.join(server.workspace, "pad.py"), "utf8").includes("rjust(n, ' ')"), 15_000, "the edited write");
     expect(fs.readFileSync(path.join(server.workspace, "pad.py"), "utf8")).toBe("def pad(s, n):\n    return s.rjust(n, ' ')\n");
     await page.goto(`${server.url}/calls/${callId}`);
+    await page.locator('main [data-testid="reviewer-edit-diff"] .d2h-code-line-ctn').first().waitFor();
     expect(await page.locator('main [data-testid="reviewer-edit-diff"]').textContent()).toContain("rjust(n, ' ')");
   });
 

@@ -100,9 +100,23 @@ export function Inbox({ items, initialSelected, workspaceRoot, renderedAt }: { i
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [items]);
 
+  // The address names the call in view (a reload or a shared link shows the same call). Not while
+  // the page is being left: rewriting it then would cut into the navigation away.
+  const leaving = useRef(false);
   useEffect(() => {
+    const leave = () => (leaving.current = true);
+    const stay = () => (leaving.current = false);
+    window.addEventListener("beforeunload", leave);
+    window.addEventListener("pageshow", stay);
+    return () => {
+      window.removeEventListener("beforeunload", leave);
+      window.removeEventListener("pageshow", stay);
+    };
+  }, []);
+  useEffect(() => {
+    if (leaving.current || window.location.pathname !== "/approvals") return;
     const url = selectedId ? `/approvals?call=${encodeURIComponent(selectedId)}` : "/approvals";
-    if (window.location.pathname + window.location.search !== url) window.history.replaceState(null, "", url);
+    if (window.location.pathname + window.location.search !== url) window.history.replaceState(window.history.state, "", url);
   }, [selectedId]);
 
   // Live: refresh the server data after call events, and whenever the live pending count differs
