@@ -130,6 +130,8 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
   };
   const verdict = await askPolicy(tool, workspace, {
     paths: fenced.paths.map((p) => p.relative),
+    // The hook door only decides: the agent's own tool runs the command, outside any box of ours.
+    ...(options.external && { boxed: false, externalRunner: true }),
     ...(subject.command && { command: { command: subject.command.command, cwd: fenced.cwd?.absolute } }),
     ...(subject.url !== undefined && { url: subject.url }),
   });

@@ -45,6 +45,25 @@ export interface RuleOptions {
 export interface PolicyInput {
   tool: string;
   risk: ToolRisk;
+  /**
+   * True when the call (a run_command) will run inside the OS sandbox (lib/exec/sandbox.ts).
+   * Absent or false: it will not (the Claude Code hook door, where the agent's own tool runs the
+   * command; or the sandbox cannot be set up), and anything allowed only because the box would
+   * contain it asks. Absent counts as false, so the conservative answer is the default.
+   */
+  boxed?: boolean;
+  /**
+   * Why the sandbox cannot be set up on this machine, when it cannot (bwrap missing, user
+   * namespaces disabled…). With it, every run_command asks, with this as the reason.
+   */
+  sandboxProblem?: string;
+  /** The call asks for the network inside the sandbox (run_command `network: true`). */
+  network?: boolean;
+  /**
+   * The canonical workspace root, for checks the policy makes on the files a path tool names
+   * (hard-linked files, see docs/SECURITY.md "Hard links"). Absent: those checks are skipped.
+   */
+  workspaceRoot?: string;
   /** Fenced, workspace-relative paths the call touches ("" is the root). */
   paths: string[];
   /** For run_command: the command string and the fenced absolute cwd. */
@@ -71,6 +90,23 @@ export interface CommandPart {
   reason: string;
 }
 
+/** What kind of danger a call carries (shown first to the reviewer). */
+export type RiskKind =
+  | "network_egress"
+  | "reads_secret"
+  | "writes_outside_workspace"
+  | "deletes"
+  | "runs_workspace_code"
+  | "leaves_sandbox"
+  | "irreversible"
+  | "large_change";
+
+/** One named danger: its kind and a short sentence a person reads at a glance. */
+export interface RiskLabel {
+  kind: RiskKind;
+  text: string;
+}
+
 /** The policy's answer. */
 export interface PolicyVerdict {
   decision: Decision;
@@ -82,4 +118,6 @@ export interface PolicyVerdict {
   parts?: CommandPart[];
   /** The options of the matching rules, combined; absent when no matching rule has any. */
   options?: RuleOptions;
+  /** The dangers the policy sees in the call, most serious first (may be empty). */
+  risks?: RiskLabel[];
 }

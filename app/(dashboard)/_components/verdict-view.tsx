@@ -23,7 +23,8 @@ const RISK_TITLES: Record<string, string> = {
 /** The risk labels of a verdict (empty when the policy named none or predates them). */
 export function verdictRisks(verdict: PolicyVerdict | null): RiskLabel[] {
   const risks = (verdict as (PolicyVerdict & { risks?: unknown }) | null)?.risks;
-  return Array.isArray(risks) ? risks.filter((r): r is RiskLabel => typeof r?.kind === "string" && typeof r?.text === "string") : [];
+  if (!Array.isArray(risks)) return [];
+  return (risks as unknown[]).filter((r): r is RiskLabel => typeof (r as RiskLabel)?.kind === "string" && typeof (r as RiskLabel)?.text === "string");
 }
 
 /**
