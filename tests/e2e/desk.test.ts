@@ -185,6 +185,15 @@ describe("3. what will happen, above the decision", () => {
     expect(risks.y).toBeLessThan(shown.y);
     expect(shown.y + shown.height).toBeLessThanOrEqual(bar.y + 1);
     expect(await page.locator('main [data-testid="session-name"]').textContent()).toBe("release-prep");
+    // The policy's risk labels come first, in words, above its reasons.
+    const labels = page.locator('main [data-testid="risk-labels"] li');
+    expect(await labels.count()).toBeGreaterThan(0);
+    const kinds = await labels.evaluateAll((els) => els.map((e) => e.getAttribute("data-risk")));
+    expect(kinds).toEqual(expect.arrayContaining(["network_egress"]));
+    expect(await page.locator('main [data-testid="verdict-reasons"]').textContent()).toContain(".env");
+    const firstLabel = (await labels.first().boundingBox())!;
+    const reasons = (await page.locator('main [data-testid="verdict-reasons"]').boundingBox())!;
+    expect(firstLabel.y).toBeLessThan(reasons.y);
     await page.locator('main [data-testid="risks-and-reasons"]').scrollIntoViewIfNeeded();
     await screenshot(page, "approvals-command-risks.png");
 
