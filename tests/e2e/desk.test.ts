@@ -111,9 +111,23 @@ describe("1. a decision is always about the call in view", () => {
     await waitFor(async () => (await banner.getAttribute("data-call-id").catch(() => null)) === first, 15_000, "the banner about the first call");
     expect(await banner.textContent()).toContain("Approved write_file first.txt: the call ran and succeeded.");
     expect(await banner.locator('[data-testid="revert-link"]').getAttribute("href")).toMatch(/^\/backups\/bak_/);
-    // The next call is shown, but a key pressed as it appears decides nothing.
-    await page.locator(`main [data-testid="approval-detail"][data-call-id="${second}"]`).waitFor();
-    await page.keyboard.press("a");
+    // The next call is shown, but a key pressed as it appears decides nothing. The key is sent
+    // from inside the page the moment the call is drawn, so the test's own latency cannot let
+    // the call be on screen for longer than a reviewer's quick second press would.
+    const armedWhenPressed = await page.evaluate(`new Promise((resolve) => {
+      const check = () => {
+        const el = document.querySelector('main [data-testid="approval-detail"][data-call-id="${second}"]');
+        if (!el) return false;
+        window.dispatchEvent(new KeyboardEvent("keydown", { key: "a", bubbles: true }));
+        resolve(el.getAttribute("data-armed"));
+        return true;
+      };
+      if (!check()) {
+        const mo = new MutationObserver(() => { if (check()) mo.disconnect(); });
+        mo.observe(document.body, { childList: true, subtree: true, attributes: true });
+      }
+    })`);
+    expect(armedWhenPressed).toBe("false");
     await waitFor(async () => ((await announcer().textContent()) ?? "").includes("Nothing approved"), 3000, "the refusal to be announced");
     await page.waitForTimeout(1200);
     expect(await statusOf(second)).toBe("pending");
