@@ -62,7 +62,7 @@ describe("backups", () => {
     expect(await diff.locator(".d2h-ins").allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining('ALLOWED_HOSTS = ["api.example.com"]')]));
     await screenshot(page, "backup-diff.png");
 
-    await page.click('a:has-text("Content")');
+    await page.click('main a:text-is("Content")');
     await page.waitForURL((u) => u.searchParams.get("view") === "content");
     expect(await page.locator("main pre").first().textContent()).toBe(V1);
     const backupUrl = page.url().replace(/\?.*$/, "");
