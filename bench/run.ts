@@ -7,15 +7,17 @@
  * (bench/side-by-side.ts: page reads, small read, 1 MiB write, edit; median, p99, peak RSS,
  * ratios) and what our audit log and backups cost; read_file paging on a 500,000-line file and a
  * 200 MiB file (latency per page, server RSS); the cost of an audited HTTP call over the bare
- * tool; approve → waiting agent latency. Bounded: fixed call counts, loopback only, stops by itself.
+ * tool; approve → waiting agent latency; the command sandbox's overhead (bench/sandbox.ts). Bounded: fixed call counts, loopback only, stops by itself.
  *
  * Flags: `--quick` uses fewer repetitions (for a smoke run).
  */
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { ms, quantiles, rssMiB, timeCalls, writeLog, type Section } from "@/bench/measure";
+import { sandboxBench } from "@/bench/sandbox";
 import { sideBySide } from "@/bench/side-by-side";
 import { startTestServer, type TestServer } from "@/tests/helpers/server";
 import { makeToolContext } from "@/tests/helpers/tool-context";
@@ -134,7 +136,7 @@ function render(sections: Section[]): string {
     for (const note of s.notes ?? []) lines.push(note, "");
   }
   // Sections other benchmarks write (`npm run bench:scale`, the dashboard's browser timings).
-  for (const extra of ["BENCHMARKS-scale.md", "BENCHMARKS-dashboard.md"].map((f) => path.join("docs", f))) {
+  for (const extra of ["BENCHMARKS-pipeline.md", "BENCHMARKS-effects.md", "BENCHMARKS-scale.md", "BENCHMARKS-dashboard.md"].map((f) => path.join("docs", f))) {
     if (fs.existsSync(extra)) lines.push(fs.readFileSync(extra, "utf8").trim(), "");
   }
   return lines.join("\n");
@@ -146,7 +148,11 @@ async function main(): Promise<void> {
   const server = await startTestServer();
   try {
     log("audited call, approvals, paging");
-    const sections = [...compared, await auditOverhead(server), await approvalLatency(server), await readPaging(server)];
+    const sections = [...compared, await auditOverhead(server), await approvalLatency(server), await readPaging(server), await sandboxBench(quick ? 10 : 50, log)];
+    // Command capture, apply and rewind run in their own process (their own database and
+    // configuration) and write docs/BENCHMARKS-effects.md, merged below.
+    log("command file changes: capture, apply, rewind");
+    execFileSync(process.execPath, [...process.execArgv, "bench/effects.ts", ...(quick ? ["--quick"] : [])], { stdio: ["ignore", "ignore", "inherit"] });
     fs.mkdirSync("docs", { recursive: true });
     fs.writeFileSync("docs/BENCHMARKS.md", render(sections));
     console.log(render(sections));

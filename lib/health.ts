@@ -2,13 +2,21 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { getConfig } from "@/lib/config";
 import { db } from "@/lib/db";
+import { commandSlotStats } from "@/lib/exec/concurrency";
 import { containmentStatus, type ContainmentStatus } from "@/lib/exec/run-command";
+import { sandboxStatus, type SandboxStatus } from "@/lib/exec/sandbox";
 import { currentWorkspace } from "@/lib/gateway/workspace";
 
 export interface HealthCheck {
-  name: "database" | "workspace" | "disk" | "containment";
+  name: "database" | "workspace" | "disk" | "containment" | "sandbox" | "commands";
   ok: boolean;
   detail: string;
+  /** True for a standing warning an operator should act on (ok may still be true). */
+  warning?: boolean;
+  /** What to do about a failed check or a warning. */
+  fix?: string;
+  /** Checks that do not make the server unhealthy: it keeps working, more carefully (see `checkHealth`). */
+  advisory?: boolean;
 }
 
 /** Free bytes below which the disk check fails (writes keep a temp copy and a backup). */
@@ -19,7 +27,11 @@ const MIN_FREE_BYTES = 100 * 1024 * 1024;
  * writable (a probe file is created and removed), free disk space on the workspace's file system,
  * and how run_command's processes and memory are contained (informational: always ok, since a
  * machine without cgroups still runs commands, with the limits `containmentDetail` names).
- * @returns `{ok, checks}`; ok is true only when every check passes. Never throws.
+ * The command sandbox (lib/exec/sandbox.ts): ok when commands run boxed; failed, with why and how
+ * to fix it, when the sandbox cannot be built (advisory: the server stays healthy because every
+ * command then asks a reviewer); ok with a standing warning when the operator turned it off. And
+ * the command queue: how many run, wait, and have waited for a slot.
+ * @returns `{ok, checks}`; ok is true only when every check that is not advisory passes. Never throws.
  */
 export async function checkHealth(): Promise<{ ok: boolean; checks: HealthCheck[] }> {
   const checks: HealthCheck[] = [];
@@ -48,7 +60,36 @@ export async function checkHealth(): Promise<{ ok: boolean; checks: HealthCheck[
   } catch (err) {
     checks.push({ name: "containment", ok: true, detail: `could not be determined: ${(err as Error).message.split("\n")[0]}` });
   }
-  return { ok: checks.every((c) => c.ok), checks };
+  try {
+    checks.push(sandboxCheck(sandboxStatus()));
+  } catch (err) {
+    checks.push({ name: "sandbox", ok: false, advisory: true, detail: `could not be determined: ${(err as Error).message.split("\n")[0]}` });
+  }
+  const q = commandSlotStats();
+  checks.push({
+    name: "commands",
+    ok: true,
+    detail: `${q.running} running, ${q.waiting} waiting (at most ${getConfig().maxConcurrentCommands} at once); ${q.waited} waited for a slot since start, ${q.waited_ms_total} ms in total, longest ${q.longest_wait_ms} ms`,
+  });
+  return { ok: checks.every((c) => c.ok || c.advisory), checks };
+}
+
+/** The sandbox as one health check (see `checkHealth`). */
+export function sandboxCheck(status: SandboxStatus): HealthCheck {
+  if (status.available) {
+    const extra = status.problems.length > 0 ? ` — ${status.problems.join("; ")}` : "";
+    return { name: "sandbox", ok: true, detail: `commands run in a bubblewrap sandbox (${status.version ?? status.bwrap})${extra}` };
+  }
+  if (status.mode === "off") {
+    return { name: "sandbox", ok: true, warning: true, detail: `WARNING: the sandbox is off: ${status.problems.join("; ")}`, fix: status.fix };
+  }
+  return {
+    name: "sandbox",
+    ok: false,
+    advisory: true,
+    detail: `unavailable: ${status.problems.join("; ")}; every command asks a reviewer and, once approved, runs unboxed. Fix: ${status.fix}`,
+    fix: status.fix,
+  };
 }
 
 /**

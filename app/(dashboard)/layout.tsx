@@ -5,6 +5,7 @@ import "./dashboard.css";
 import { currentReviewer } from "@/lib/dashboard/auth";
 import { countPending } from "@/lib/dashboard/approvals";
 import { latestEventSeq } from "@/lib/dashboard/live";
+import { sandboxStatus } from "@/lib/exec/sandbox";
 import { signOutAction } from "./actions";
 import { LiveProvider, NotificationToggle } from "./_components/live";
 import { Nav } from "./_components/nav";
@@ -17,7 +18,8 @@ export const metadata: Metadata = {
  * The dashboard shell: navigation, the live connection (pending count, notifications) and the
  * signed-in reviewer. Every page and server action checks the session itself
  * (lib/dashboard/auth.ts), so a page never renders for a visitor who is not signed in; this
- * layout only renders the shell when someone is.
+ * layout only renders the shell when someone is. When commands do not run in the sandbox (turned
+ * off by the operator, or unavailable on this machine) a standing banner says so on every page.
  */
 export default async function DashboardLayout({ children }: { children: React.ReactNode }) {
   const reviewer = await currentReviewer();
@@ -49,9 +51,26 @@ export default async function DashboardLayout({ children }: { children: React.Re
           <Nav />
         </aside>
         <main id="main" tabIndex={-1} className="min-w-0 flex-1 px-3 py-4 focus:outline-none sm:px-6 sm:py-6">
+          <SandboxBanner />
           {children}
         </main>
       </div>
     </LiveProvider>
+  );
+}
+
+/** The standing warning shown while commands run without the sandbox (lib/exec/sandbox.ts). */
+function SandboxBanner() {
+  const status = sandboxStatus();
+  if (status.available) return null;
+  const off = status.mode === "off";
+  return (
+    <div role="alert" data-testid="sandbox-banner" className="mb-4 rounded border border-amber-400 bg-amber-50 px-3 py-2 text-sm text-amber-900 dark:border-amber-600 dark:bg-amber-950 dark:text-amber-100">
+      <strong>{off ? "Sandbox off:" : "Sandbox unavailable:"}</strong>{" "}
+      {off
+        ? "the operator turned the command sandbox off (AGENT_REACH_SANDBOX=off); approved commands run with the gateway's own rights."
+        : `${status.problems.join("; ")}. Every command asks for approval and, once approved, runs unboxed with the gateway's own rights.`}{" "}
+      <span className="text-amber-800 dark:text-amber-200">Fix: {status.fix}</span>
+    </div>
   );
 }

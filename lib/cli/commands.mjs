@@ -32,7 +32,8 @@ const TOKEN_PROBE = "call_self_check_probe";
 
 /**
  * `self-check` (seed 002): the server answers, the token is accepted, and the server's own health
- * checks (database, workspace readable and writable, disk space) pass. The token is checked by
+ * checks (database, workspace readable and writable, disk space, the command sandbox) pass; a
+ * standing warning (the sandbox turned off by the operator) prints WARN and does not fail. The token is checked by
  * asking for a call that does not exist (GET /api/calls/…: 404 with a valid token, 401 without),
  * so a self-check leaves nothing in the audit log.
  * @returns {Promise<number>} 0 when every check passes; else 4 (server unreachable), 6 (token),
@@ -46,7 +47,7 @@ export async function selfCheckCommand(rest, globals, env) {
   try {
     const health = await request(client, "GET", "/api/health", { auth: false, timeoutMs: 15_000 });
     checks.push({ name: "server", ok: true, detail: `${client.server} answered in ${Date.now() - started} ms` });
-    for (const c of health.json?.checks ?? []) checks.push({ name: c.name, ok: c.ok, detail: c.detail });
+    for (const c of health.json?.checks ?? []) checks.push({ name: c.name, ok: c.ok, detail: c.detail, ...(c.warning && { warning: true }), ...(c.fix && { fix: c.fix }) });
     if (!Array.isArray(health.json?.checks)) checks.push({ name: "health", ok: false, detail: `GET /api/health answered HTTP ${health.status}` });
   } catch (err) {
     if (!(err instanceof CliError)) throw err;
@@ -55,7 +56,7 @@ export async function selfCheckCommand(rest, globals, env) {
   if (checks[0].ok) checks.push(await checkToken(client));
   const failed = checks.filter((c) => !c.ok);
   if (globals.format === "text") {
-    process.stdout.write(`${checks.map((c) => `${c.ok ? "ok  " : "FAIL"}  ${c.name.padEnd(10)} ${c.detail}`).join("\n")}\n`);
+    process.stdout.write(`${checks.map((c) => `${c.ok ? (c.warning ? "WARN" : "ok  ") : "FAIL"}  ${c.name.padEnd(10)} ${c.detail}`).join("\n")}\n`);
   }
   if (failed.length === 0) return globals.format === "text" ? 0 : emitEnvelope({ ok: true, call_id: null, data: { server: client.server, checks } }, "json");
   const name = { server: "fetch_failed", token: "unauthorized", workspace: "write_failed", disk: "write_failed" }[failed[0].name] ?? "internal";

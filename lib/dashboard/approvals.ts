@@ -12,6 +12,7 @@ import { readWorkspaceFile } from "@/lib/dashboard/files";
 import { applyEdit } from "@/lib/workspace/edit-text";
 import { decodeForDisplay, editableText, sha256Hex } from "@/lib/workspace/text";
 import { callOutcome, finalDecision, sessionName, type CallOutcome } from "@/lib/dashboard/outcome";
+import { argsColumn, pendingColumn } from "@/lib/audit/record";
 
 /**
  * Reads for the approvals inbox: the pending calls of lib/approvals/queue.ts plus what a reviewer
@@ -74,7 +75,7 @@ export async function loadInbox(): Promise<{ items: InboxItem[]; workspaceRoot: 
   ]);
   const rows = new Map(calls.map((c) => [c.id, c]));
   const descriptions = new Map(received.map((e) => [e.callId, describedAs(e.dataJson)]));
-  const external = new Set(calls.filter((c) => (JSON.parse(c.pendingJson ?? "{}") as { external?: boolean }).external === true).map((c) => c.id));
+  const external = new Set(calls.filter((c) => pendingColumn.decode(c.pendingJson)?.external === true).map((c) => c.id));
   const agentIds = [...new Set(pending.map((p) => p.agent_id).filter((id): id is string => id !== null))];
   const agents = await db().agent.findMany({ where: { id: { in: agentIds } }, select: { id: true, name: true } });
   const names = new Map(agents.map((a) => [a.id, a.name]));
@@ -156,7 +157,7 @@ export async function previewEditedWrite(callId: string, content: string): Promi
   if (!row || row.status !== "pending" || !row.execArgsJson) return { ok: false, message: "This call is not waiting for approval any more." };
   const tool = getTool(row.tool);
   if (!tool?.editable || !tool.preview) return { ok: false, message: `A ${row.tool} call cannot be edited before approval.` };
-  const original = JSON.parse(row.execArgsJson) as Record<string, unknown>;
+  const original = argsColumn.decode(row.execArgsJson) as Record<string, unknown>;
   const parsed = tool.input.safeParse({ ...original, [tool.editable.field]: content });
   if (!parsed.success) return { ok: false, message: `The edited arguments are not valid for ${row.tool}: ${parsed.error.issues[0]?.message ?? "invalid"}.` };
   const proposal = typeof original[tool.editable.field] === "string" ? (original[tool.editable.field] as string) : "";

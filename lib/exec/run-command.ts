@@ -4,8 +4,12 @@ import os from "node:os";
 import { performance } from "node:perf_hooks";
 import type { Readable } from "node:stream";
 import { ToolError } from "@/lib/errors";
+import path from "node:path";
 import { CommandCgroup, probeCgroups, releaseCgroups, type CgroupSupport, type ControllerHome } from "@/lib/exec/cgroup";
+import { acquireCommandSlot, type CommandSlot } from "@/lib/exec/concurrency";
 import { HeadTailBuffer } from "@/lib/exec/output-buffer";
+import { prepareBox, type BoxPlan, type SandboxSpec } from "@/lib/exec/sandbox";
+import { isInside } from "@/lib/workspace/fence";
 
 /**
  * Runs one shell command for `run_command` (DESIGN.md tools table): `bash -c COMMAND` in its own
@@ -15,9 +19,9 @@ import { HeadTailBuffer } from "@/lib/exec/output-buffer";
  * a memory bound (head and tail kept, the original length counted).
  *
  * Background jobs do not outlive their command: when bash exits, whatever is left in its process
- * group, and in its cgroup where there is one, is terminated too. (Without a cgroup, a program
- * that leaves the group on purpose, e.g. with `setsid`, escapes this; the policy asks before such
- * commands run.)
+ * group, and in its cgroup where there is one, is terminated too. In the sandbox
+ * (lib/exec/sandbox.ts) the command is also alone in its own PID namespace, which the kernel
+ * empties when the command's shell ends, so even `setsid` daemons end with it.
  */
 
 /**
@@ -77,6 +81,36 @@ export interface RunCommandOptions {
   cgroups?: "auto" | "off";
   /** Time between SIGTERM and SIGKILL (ms, default 2000). */
   killGraceMs?: number;
+  /** Run inside this sandbox (lib/exec/sandbox.ts); absent: unboxed, with the gateway's rights. */
+  sandbox?: Omit<SandboxSpec, "cwd" | "workspaceSource" | "mountpointRoot">;
+  /**
+   * Overlay capture (needs `sandbox` and root): the command sees an overlayfs view of the
+   * workspace, lower = the real workspace, upper = `${dir}/upper`, work = `${dir}/work` (both
+   * created here; `dir` must be outside the workspace, e.g. under the data directory). The real
+   * workspace is left untouched; the caller reads the change set from `${dir}/upper` (whiteouts
+   * are 0/0 character devices, opaque directories carry `trusted.overlay.opaque=y`).
+   * `metacopy` and `redirect_dir` are off, so a changed file is always whole in the upper
+   * directory and a renamed directory is a copy plus a whiteout.
+   */
+  capture?: { dir: string };
+  /** At most this many commands run at once (process-wide); more wait their turn, within `timeoutMs`. */
+  maxConcurrent?: number;
+  /** Called once when the command has to wait for a slot (`ahead`: commands before it). */
+  onQueued?: (ahead: number) => void;
+}
+
+/** How the command was boxed (the call's record of its sandbox). */
+export interface SandboxRecord {
+  /** True when the command ran inside the sandbox. */
+  boxed: boolean;
+  /** True when it had the host's network (a rule's or a reviewer's grant). */
+  network: boolean;
+  /** Workspace-relative paths that were read-only inside. */
+  read_only: string[];
+  /** True when it ran on an overlay view of the workspace (`capture`). */
+  capture: boolean;
+  /** Why it ran without the sandbox (set by the tool when `boxed` is false). */
+  unboxed_reason?: string;
 }
 
 /** What a finished command returns (the `data` of run_command). */
@@ -99,6 +133,10 @@ export interface RunResult {
   truncated: boolean;
   /** Bytes each stream produced in total. */
   original_length: { stdout: number; stderr: number };
+  /** How long the command waited for a free slot before it started (ms; 0 when none was needed). */
+  queued_ms: number;
+  /** The box it ran in. */
+  sandbox: SandboxRecord;
 }
 
 /** A command that is still running, for shutdown. */
@@ -120,11 +158,15 @@ const WATCH_MS = 200;
 const CPU_HARD_EXTRA_S = 5;
 /** Exit status of the limits wrapper when it could not set a limit (it then reports on fd 3). */
 const SETUP_FAILED = 125;
+/** Written on fd 4 by the first process inside the box: the box was built and the command starts. */
+const BOX_STARTED = "agent-reach-box-started";
 
 /** bash to run commands with: the system's, not whatever `bash` is first on the gateway's PATH. */
 const BASH = ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"].find((p) => fs.existsSync(p)) ?? "bash";
 /** coreutils nice(1), to lower the command's priority (bash has no builtin for it). */
 const NICE = ["/usr/bin/nice", "/bin/nice"].find((p) => fs.existsSync(p)) ?? null;
+/** util-linux unshare(1), for the private mount namespace of capture mode. */
+const UNSHARE = ["/usr/bin/unshare", "/bin/unshare"].find((p) => fs.existsSync(p)) ?? null;
 
 /**
  * Runs `options.command` and resolves when it has finished (or was stopped).
@@ -144,28 +186,79 @@ const NICE = ["/usr/bin/nice", "/bin/nice"].find((p) => fs.existsSync(p)) ?? nul
  */
 export async function runCommand(options: RunCommandOptions): Promise<RunResult> {
   if (options.signal?.aborted) throw new ToolError("command_failed_to_start", "The call was aborted before the command started.", { reason: "aborted" });
+  const queuedAt = performance.now();
+  let slot: CommandSlot | null = null;
+  if (options.maxConcurrent) {
+    slot = await acquireCommandSlot(options.maxConcurrent, { timeoutMs: options.timeoutMs, signal: options.signal, onWait: options.onQueued });
+    if (!slot) {
+      if (options.signal?.aborted) throw new ToolError("command_failed_to_start", "The call was aborted while it waited for a free command slot.", { reason: "aborted" });
+      return neverStarted(options, Math.round(performance.now() - queuedAt));
+    }
+  }
+  try {
+    return await runInSlot({ ...options, timeoutMs: Math.max(1, options.timeoutMs - (slot?.waitedMs ?? 0)) }, slot?.waitedMs ?? 0);
+  } finally {
+    slot?.release();
+  }
+}
+
+/** The result of a command whose timeout passed while it waited for a slot (it never ran). */
+function neverStarted(options: RunCommandOptions, waitedMs: number): RunResult {
+  const note = `[agent-reach] the command did not start: it waited ${waitedMs} ms for a free command slot (at most ${options.maxConcurrent} run at once) and its timeout passed.\n`;
+  return {
+    exit_code: null,
+    signal: null,
+    timed_out: true,
+    aborted: false,
+    limit: "time",
+    limits: { cpu_seconds: null, memory_bytes: null, processes: null, file_size_bytes: null, address_space_bytes: null, timeout_ms: options.timeoutMs, max_output_chars: options.maxOutputChars },
+    duration_ms: 0,
+    stdout: "",
+    stderr: note,
+    truncated: false,
+    original_length: { stdout: 0, stderr: Buffer.byteLength(note) },
+    queued_ms: waitedMs,
+    sandbox: { boxed: !!options.sandbox, network: !!options.sandbox?.network, read_only: [], capture: !!options.capture },
+  };
+}
+
+async function runInSlot(options: RunCommandOptions, queuedMs: number): Promise<RunResult> {
   const started = performance.now();
   const grace = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const perStreamBytes = Math.max(1024, options.maxOutputChars * 3); // UTF-8: at most 3 bytes per UTF-16 unit
   const out = new HeadTailBuffer(perStreamBytes, perStreamBytes);
   const err = new HeadTailBuffer(perStreamBytes, perStreamBytes);
   const plan = planLimits(options.limits ?? {}, options.cgroups ?? "auto");
+  const box = await buildBox(options);
 
-  const cgroup = createCgroup(plan);
+  let cgroup: CommandCgroup | null;
+  try {
+    cgroup = createCgroup(plan);
+  } catch (e) {
+    await box?.plan.release();
+    throw e;
+  }
 
   let child: ChildProcess;
   try {
-    child = spawn(BASH, wrapperArgs(options.command, plan, options.nice ?? 0, cgroup), {
+    child = spawn(BASH, wrapperArgs(options.command, plan, options.nice ?? 0, cgroup, box), {
       cwd: options.cwd,
       env: options.env as NodeJS.ProcessEnv, // complete by design: nothing is inherited
       detached: true,
-      stdio: ["ignore", "pipe", "pipe", "pipe"],
+      stdio: ["ignore", "pipe", "pipe", "pipe", "pipe"],
       windowsHide: true,
     });
   } catch (e) {
     await cgroup?.remove();
+    await box?.plan.release();
     throw startError(e, options.cwd);
   }
+  const sandboxRecord: SandboxRecord = {
+    boxed: !!box,
+    network: !!options.sandbox?.network,
+    read_only: box?.plan.readOnly ?? [],
+    capture: !!options.capture,
+  };
 
   return new Promise<RunResult>((resolve, reject) => {
     let timedOut = false;
@@ -173,6 +266,7 @@ export async function runCommand(options: RunCommandOptions): Promise<RunResult>
     let weKilled = false;
     let killedFor: "processes" | "memory" | null = null;
     let setupProblem = "";
+    let boxStarted = "";
     let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
     let settled = false;
     const timers: NodeJS.Timeout[] = [];
@@ -216,6 +310,7 @@ export async function runCommand(options: RunCommandOptions): Promise<RunResult>
       options.signal?.removeEventListener("abort", onAbort);
       const events = cgroup?.events() ?? { pidsRefused: 0, oomKills: 0 };
       await cgroup?.remove();
+      await box?.plan.release();
       running.delete(entry);
       resolveDone();
       return events;
@@ -225,7 +320,20 @@ export async function runCommand(options: RunCommandOptions): Promise<RunResult>
       settled = true;
       const events = await cleanup();
       if (exit.code === SETUP_FAILED && setupProblem) {
-        reject(new ToolError("command_failed_to_start", `A resource limit could not be set: ${setupProblem.trim()}.`, { reason: "limits_failed" }));
+        const boxStep = setupProblem.startsWith("sandbox:");
+        reject(
+          new ToolError(
+            "command_failed_to_start",
+            boxStep ? `The sandbox could not be set up: ${setupProblem.slice(8).trim()}.` : `A resource limit could not be set: ${setupProblem.trim()}.`,
+            { reason: boxStep ? "sandbox_failed" : "limits_failed" },
+          ),
+        );
+        return;
+      }
+      if (box && !boxStarted.includes(BOX_STARTED) && !timedOut && !aborted && !weKilled) {
+        // bwrap itself failed (a mount, a namespace): nothing of the command ran.
+        const why = err.render(2000).text.trim().split("\n").slice(-3).join(" ") || `bwrap exited with ${exit.code ?? exit.signal}`;
+        reject(new ToolError("command_failed_to_start", `The sandbox could not be set up: ${why}`, { reason: "sandbox_failed" }));
         return;
       }
       const stdout = out.render(budgetFor(out.total, err.total, options.maxOutputChars));
@@ -242,12 +350,15 @@ export async function runCommand(options: RunCommandOptions): Promise<RunResult>
         stderr: stderr.text,
         truncated: stdout.truncated || stderr.truncated,
         original_length: { stdout: out.total, stderr: err.total },
+        queued_ms: queuedMs,
+        sandbox: sandboxRecord,
       });
     };
 
     child.stdout!.on("data", (c: Buffer) => out.push(c));
     child.stderr!.on("data", (c: Buffer) => err.push(c));
     (child.stdio[3] as Readable).on("data", (c: Buffer) => (setupProblem += c.toString("utf8")));
+    (child.stdio[4] as Readable).on("data", (c: Buffer) => (boxStarted += c.toString("utf8")));
     child.on("error", (e) => {
       if (settled) return;
       settled = true;
@@ -389,11 +500,12 @@ function createCgroup(plan: LimitPlan): CommandCgroup | null {
  * rlimits and priority, closes fd 3 and execs `bash -c COMMAND`. The command travels as "$1",
  * never spliced into the script. A step that must not fail reports on fd 3 and exits 125.
  */
-function wrapperArgs(command: string, plan: LimitPlan, nice: number, cgroup: CommandCgroup | null): string[] {
+function wrapperArgs(command: string, plan: LimitPlan, nice: number, cgroup: CommandCgroup | null, box: PreparedBox | null): string[] {
   const must = (step: string, what: string) => `{ ${step}; } 2>/dev/null || { echo ${JSON.stringify(what)} >&3; exit ${SETUP_FAILED}; }`;
   const a = plan.applied;
+  const procs = cgroup?.procsFiles ?? [];
   const lines = [
-    `for f in "\${@:2}"; do { echo $$ > "$f"; } 2>/dev/null || { echo "could not join cgroup $f" >&3; exit ${SETUP_FAILED}; }; done`,
+    `for f in "\${@:3:$2}"; do { echo $$ > "$f"; } 2>/dev/null || { echo "could not join cgroup $f" >&3; exit ${SETUP_FAILED}; }; done`,
     "ulimit -c 0 2>/dev/null", // SIGXCPU and SIGXFSZ would otherwise dump core into the workspace
   ];
   if (a.cpu_seconds !== null) {
@@ -407,9 +519,69 @@ function wrapperArgs(command: string, plan: LimitPlan, nice: number, cgroup: Com
   // the gateway (autogroup nice applies between sessions, and the command is a session of its own).
   lines.push("echo 1000 2>/dev/null > /proc/self/oom_score_adj");
   if (nice > 0) lines.push(`echo ${nice} 2>/dev/null > /proc/self/autogroup`);
-  lines.push("exec 3>&-");
-  lines.push(nice > 0 && NICE ? `exec ${NICE} -n ${nice} ${BASH} -c "$1"` : `exec ${BASH} -c "$1"`);
-  return ["-c", lines.join("\n"), "agent-reach", command, ...(cgroup?.procsFiles ?? [])];
+  const niceArgv = nice > 0 && NICE ? [NICE, "-n", String(nice)] : [];
+  if (!box) {
+    lines.push("exec 3>&- 4>&-");
+    return ["-c", [...lines, `exec ${niceArgv.join(" ")} ${BASH} -c "$1"`].join("\n"), "agent-reach", command, String(procs.length), ...procs];
+  }
+  // The box: [overlay stage] bwrap … -- bash -c 'announce on fd 4; exec bash -c "$1"' box "$1".
+  // Limits, cgroup and priority are set above, before bwrap: the box has no /sys/fs/cgroup.
+  if (!box.capture) lines.push("exec 3>&-");
+  lines.push(`box=("\${@:$((3 + $2))}")`);
+  lines.push(`exec ${niceArgv.join(" ")} "\${box[@]}" ${BASH} -c 'echo ${BOX_STARTED} >&4; exec 4>&-; exec ${BASH} -c "$1"' agent-reach-box "$1"`);
+  const prefix = box.capture ? [...overlayStage(box.capture), ...box.plan.argv] : box.plan.argv;
+  return ["-c", lines.join("\n"), "agent-reach", command, String(procs.length), ...procs, ...prefix];
+}
+
+/** A box prepared for one command. */
+interface PreparedBox {
+  plan: BoxPlan;
+  /** The overlay of capture mode, mounted in a private mount namespace just before bwrap. */
+  capture: { lower: string; upper: string; work: string; merged: string } | null;
+}
+
+/**
+ * `unshare --mount --propagation private bash -c STAGE …`: mounts the overlay on `merged` in a
+ * mount namespace of the command's own (so nobody else sees it and it vanishes with the command),
+ * then execs bwrap, which binds `merged` at the workspace's path.
+ */
+function overlayStage(o: NonNullable<PreparedBox["capture"]>): string[] {
+  const stage = [
+    `mount -t overlay agent-reach-capture -o "lowerdir=$1,upperdir=$2,workdir=$3,metacopy=off,redirect_dir=off,index=off,xino=off" "$4" 2>/dev/null || { echo "sandbox: the overlay could not be mounted on $4" >&3; exit ${SETUP_FAILED}; }`,
+    "exec 3>&-",
+    "shift 4",
+    'exec "$@"',
+  ].join("\n");
+  return [UNSHARE ?? "unshare", "--mount", "--propagation", "private", BASH, "-c", stage, "agent-reach-capture", o.lower, o.upper, o.work, o.merged];
+}
+
+/** Builds the command's box (and the capture directories), or null for an unboxed run. */
+async function buildBox(options: RunCommandOptions): Promise<PreparedBox | null> {
+  if (!options.sandbox) {
+    if (options.capture) throw new ToolError("command_failed_to_start", "Capture mode needs the sandbox.", { reason: "capture_needs_sandbox" });
+    return null;
+  }
+  const ws = options.sandbox.workspaceRoot;
+  let capture: PreparedBox["capture"] = null;
+  if (options.capture) {
+    const dir = path.resolve(options.capture.dir);
+    if (isInside(ws, dir) || isInside(dir, ws)) throw new ToolError("command_failed_to_start", "The capture directory must lie outside the workspace.", { reason: "capture_failed" });
+    if (!isRoot()) throw new ToolError("command_failed_to_start", "Capture mode mounts an overlay and needs the gateway to run as root.", { reason: "capture_failed" });
+    if ([ws, dir].some((p) => /[,:\\]/.test(p))) throw new ToolError("command_failed_to_start", "Overlay capture cannot use paths containing ',', ':' or '\\'.", { reason: "capture_failed" });
+    capture = { lower: ws, upper: path.join(dir, "upper"), work: path.join(dir, "work"), merged: path.join(dir, "merged") };
+    for (const d of [capture.upper, capture.work, capture.merged]) fs.mkdirSync(d, { recursive: true, mode: 0o700 });
+  }
+  try {
+    const plan = await prepareBox({
+      ...options.sandbox,
+      cwd: options.cwd,
+      ...(capture && { workspaceSource: capture.merged, mountpointRoot: capture.upper }),
+    });
+    return { plan, capture };
+  } catch (e) {
+    if (e instanceof ToolError) throw e;
+    throw new ToolError("command_failed_to_start", `The sandbox could not be set up: ${(e as Error).message}.`, { reason: "sandbox_failed" }, { cause: e });
+  }
 }
 
 function kib(bytes: number): number {

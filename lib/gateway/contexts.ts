@@ -1,7 +1,8 @@
 import { getConfig } from "@/lib/config";
 import { buildChildEnv, gitDiscoveryLimits } from "@/lib/exec/child-env";
+import { sandboxStatus } from "@/lib/exec/sandbox";
 import { decide } from "@/lib/policy/decide";
-import type { PolicyInput, PolicyVerdict } from "@/lib/policy/types";
+import type { PolicyInput, PolicyRuleData, PolicyVerdict, SandboxGrants } from "@/lib/policy/types";
 import type { BackupStore, ToolContext, ToolDefinition, Workspace } from "@/lib/tools/define-tool";
 import { backupStoreFor } from "@/lib/backups/store";
 import { loadRules } from "@/lib/gateway/rules";
@@ -29,52 +30,83 @@ export function readOnlyContext(callId: string, workspace: Workspace, timeoutMs 
 
 /**
  * Asks the policy about a call (runs nothing).
- * @param paths fenced workspace-relative paths; `command.cwd` the fenced absolute cwd (default root).
- * @param subject.boxed the command will run inside the OS sandbox (absent: it will not, the
- *   conservative answer); `sandboxProblem` why the sandbox is unavailable (every command asks);
- *   `network` the call asks for the network inside the box; `externalRunner` another program
- *   runs the command with its own environment, so the limits our child environment sets on git's
- *   repository search cannot be assumed. See PolicyInput.
- * @returns the verdict with the deciding rule, risk labels and, for commands, every part's decision.
+ * @param paths fenced workspace-relative paths; `command.cwd` the fenced absolute cwd (default
+ *   root); `command.grants` what the call asks beyond the sandbox's defaults (`network: true`).
+ * @param options.door the door the call came through: at "hook" Claude Code runs the command
+ *   itself, so it is not boxed (`boxed: false` in the policy input).
+ * @returns the verdict with the deciding rule and, for commands, every part's decision. For
+ *   run_command the sandbox is part of the question (`boxed`, `sandboxProblem`, `grants`), and
+ *   whatever the rules say, the gateway never lets a command past without a reviewer when it
+ *   would run unboxed because the sandbox is broken, or when it asks for the network itself
+ *   (`reviewSandbox`). A rule's `network` grant holds only when it covers every part of the line.
  */
 export async function askPolicy(
   tool: ToolDefinition,
   workspace: Workspace,
-  subject: {
-    paths: string[];
-    command?: { command: string; cwd?: string };
-    url?: string;
-    boxed?: boolean;
-    sandboxProblem?: string;
-    network?: boolean;
-    /** Another program runs the command with its own environment (the Claude Code hook door). */
-    externalRunner?: boolean;
-  },
+  subject: { paths: string[]; command?: { command: string; cwd?: string; grants?: SandboxGrants }; url?: string },
+  options: { door?: "http" | "mcp" | "cli" | "hook" | "dashboard" } = {},
 ): Promise<PolicyVerdict> {
+  const box = tool.name === "run_command" ? commandBox(options.door) : null;
+  const grants = subject.command?.grants;
+  const env = buildChildEnv(workspace.root);
+  // At the hook door Claude Code runs the command with its own environment: the limits our child
+  // environment puts on git's repository search cannot be assumed there.
+  if (options.door === "hook") for (const name of Object.keys(gitDiscoveryLimits(workspace.root))) delete env[name];
   const input: PolicyInput = {
     tool: tool.name,
     risk: tool.risk,
     paths: subject.paths,
     workspaceRoot: workspace.root,
-    boxed: subject.boxed ?? false,
-    ...(subject.sandboxProblem && { sandboxProblem: subject.sandboxProblem }),
-    ...(subject.network && { network: true }),
     ...(subject.command && {
       command: {
         command: subject.command.command,
         cwd: subject.command.cwd ?? workspace.root,
         workspaceRoot: workspace.root,
-        env: subject.externalRunner ? withoutGitLimits(buildChildEnv(workspace.root), workspace.root) : buildChildEnv(workspace.root),
+        env,
       },
     }),
     ...(subject.url !== undefined && { url: subject.url }),
+    ...(box && { boxed: box.boxed, ...(box.problem && { sandboxProblem: box.problem }) }),
+    ...(grants && Object.values(grants).some(Boolean) && { grants }),
   };
-  return decide(input, await loadRules());
+  const rules = await loadRules();
+  const verdict = await decide(input, rules);
+  return box ? reviewSandbox(narrowNetworkGrant(verdict, rules), input) : verdict;
 }
 
-/** The child environment without the variables that limit git's repository search (child-env.ts `gitDiscoveryLimits`). */
-function withoutGitLimits(env: Record<string, string>, workspaceRoot: string): Record<string, string> {
-  const out = { ...env };
-  for (const name of Object.keys(gitDiscoveryLimits(workspaceRoot))) delete out[name];
-  return out;
+/** Whether a command will be boxed, and why not when the sandbox should run but cannot. */
+function commandBox(door: string | undefined): { boxed: boolean; problem?: string } {
+  if (door === "hook") return { boxed: false };
+  const status = sandboxStatus();
+  if (status.available) return { boxed: true };
+  if (status.mode === "off") return { boxed: false };
+  return { boxed: false, problem: `${status.problems.join("; ")}. Fix: ${status.fix}` };
+}
+
+/**
+ * The gateway's own floor under the policy for commands: a command that would run unboxed because
+ * the sandbox is broken, or that asks for the network, is never allowed without a reviewer (an
+ * "allow" becomes "ask"); the reason leads the reviewer's list either way. Deny stays deny.
+ */
+export function reviewSandbox(verdict: PolicyVerdict, input: PolicyInput): PolicyVerdict {
+  const reasons: string[] = [];
+  if (input.sandboxProblem) reasons.push(`runs unboxed, with the gateway's own rights: the sandbox is unavailable (${input.sandboxProblem})`);
+  if (input.grants?.network) reasons.push("asks for network access (network: true): the command would reach the network from the sandbox");
+  if (reasons.length === 0 || verdict.decision === "deny") return verdict;
+  return { ...verdict, decision: "ask", reasons: [...reasons, ...verdict.reasons.filter((r) => !reasons.includes(r))] };
+}
+
+/**
+ * A rule's `network: true` widens the box for a whole command line only when the rule that decided
+ * every part of it grants it (a grant for `npm install *` must not reach the `curl` after `&&`).
+ */
+function narrowNetworkGrant(verdict: PolicyVerdict, rules: PolicyRuleData[]): PolicyVerdict {
+  if (!verdict.options?.network) return verdict;
+  const byId = new Map(rules.map((r) => [r.id, r]));
+  const toolWide = rules.some((r) => r.enabled && r.tool === "run_command" && !r.command && !r.pathGlob && r.options?.network === true);
+  const everyPart = (verdict.parts ?? []).length > 0 && verdict.parts!.every((p) => p.rule && byId.get(p.rule.id)?.options?.network === true);
+  if (toolWide || everyPart) return verdict;
+  const { network: _dropped, ...rest } = verdict.options;
+  void _dropped;
+  return { ...verdict, options: Object.keys(rest).length > 0 ? rest : undefined };
 }

@@ -39,12 +39,16 @@ export async function decide(input: PolicyInput, rules: PolicyRuleData[]): Promi
   const active = activeRules(rules, input.tool);
   if (input.command) {
     const c = await classifyCommandLine(
-      { ...input.command, boxed: input.boxed ?? false, ...(input.sandboxProblem && { sandboxProblem: input.sandboxProblem }), ...(input.network && { network: true }) },
+      { ...input.command, boxed: input.boxed ?? false, ...(input.sandboxProblem && { sandboxProblem: input.sandboxProblem }), ...(input.grants?.network && { network: true }) },
       rules,
     );
     const deciding = new Set(c.parts.map((p) => p.rule?.id));
     const applying = active.filter((r) => deciding.has(r.id) || isToolRule(r));
-    return withOptions({ decision: c.decision, rule: c.rule, reasons: c.reasons, parts: c.parts, risks: c.risks }, applying);
+    const verdict = withOptions({ decision: c.decision, rule: c.rule, reasons: c.reasons, parts: c.parts, risks: c.risks }, applying);
+    if (verdict.options?.network) {
+      verdict.risks = [{ kind: "leaves_sandbox", text: "a rule grants this command the host's network from inside the sandbox" }, ...c.risks];
+    }
+    return verdict;
   }
   const verdict = decideByPath(input, active);
   const risks = new RiskSet();

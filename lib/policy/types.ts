@@ -39,26 +39,22 @@ export interface RuleOptions {
    * explicit click (lib/redact/reveal.ts). Default true (lib/redact.ts).
    */
   redact?: boolean;
+  /**
+   * true: the command runs in its box at once, and its file changes (the change set) wait for a
+   * reviewer, who approves the effect (the diff) rather than the command line (lib/effects).
+   */
+  review_effects?: boolean;
+  /**
+   * true: commands this rule matches run in the sandbox with the host's network (the box has
+   * none otherwise). Recorded on each call it applies to (RunResult.sandbox.network).
+   */
+  network?: boolean;
 }
 
 /** What the policy is asked about one call. */
 export interface PolicyInput {
   tool: string;
   risk: ToolRisk;
-  /**
-   * True when the call (a run_command) will run inside the OS sandbox (lib/exec/sandbox.ts).
-   * Absent or false: it will not (the Claude Code hook door, where the agent's own tool runs the
-   * command; or the sandbox cannot be set up), and anything allowed only because the box would
-   * contain it asks. Absent counts as false, so the conservative answer is the default.
-   */
-  boxed?: boolean;
-  /**
-   * Why the sandbox cannot be set up on this machine, when it cannot (bwrap missing, user
-   * namespaces disabled…). With it, every run_command asks, with this as the reason.
-   */
-  sandboxProblem?: string;
-  /** The call asks for the network inside the sandbox (run_command `network: true`). */
-  network?: boolean;
   /**
    * The canonical workspace root, for checks the policy makes on the files a path tool names
    * (hard-linked files, see docs/SECURITY.md "Hard links"). Absent: those checks are skipped.
@@ -70,6 +66,23 @@ export interface PolicyInput {
   command?: { command: string; cwd: string; workspaceRoot: string; env: Record<string, string> };
   /** For fetch_url. */
   url?: string;
+  /**
+   * For run_command: true when the command will run inside the sandbox (lib/exec/sandbox.ts).
+   * False at the Claude Code hook door (Claude Code runs the command itself), when the sandbox is
+   * unavailable, and when the operator turned it off. Absent counts as false (the conservative
+   * answer): a command a rule allows then still asks unless the policy models everything it does.
+   */
+  boxed?: boolean;
+  /** For run_command when the sandbox should run but cannot: why (shown on the approval). */
+  sandboxProblem?: string;
+  /** What the call asks beyond the sandbox's defaults; every grant is shown to the reviewer. */
+  grants?: SandboxGrants;
+}
+
+/** Widenings of the sandbox a call asks for (run_command `network: true`). */
+export interface SandboxGrants {
+  /** The host's network instead of none. */
+  network?: boolean;
 }
 
 /** The rule that decided (or null when a built-in fallback decided), for display and audit. */

@@ -203,7 +203,7 @@ describe("agent-reach CLI", () => {
   it("self-check passes, and fails with exit 6 for a bad token", async () => {
     const ok = await cli(["self-check"]);
     expect(ok.status).toBe(0);
-    expect(JSON.parse(ok.stdout).data.checks.map((c: { name: string }) => c.name)).toEqual(["server", "database", "workspace", "disk", "containment", "token"]);
+    expect(JSON.parse(ok.stdout).data.checks.map((c: { name: string }) => c.name)).toEqual(["server", "database", "workspace", "disk", "containment", "sandbox", "commands", "token"]);
     const bad = await cli(["self-check"], { env: { AGENT_REACH_TOKEN: "ar_agent_wrong" } });
     expect(bad.status).toBe(6);
     expect(JSON.parse(bad.stderr).error.name).toBe("unauthorized");

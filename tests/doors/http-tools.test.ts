@@ -251,6 +251,6 @@ describe("HTTP door", () => {
     const res = await fetch(`${server.url}/api/health`);
     const body = await res.json();
     expect(body.ok).toBe(true);
-    expect(body.checks.map((c: { name: string }) => c.name)).toEqual(["database", "workspace", "disk", "containment"]);
+    expect(body.checks.map((c: { name: string }) => c.name)).toEqual(["database", "workspace", "disk", "containment", "sandbox", "commands"]);
   });
 });

@@ -191,6 +191,6 @@ describe("run_command applies the limits", () => {
     const ctx = { ...makeToolContext(fx.ws, { commandLimits: global }), ruleOptions: { limits: { cpu_seconds: 1 } } };
     const out = await runCommandTool.run(RunCommandInput.parse({ command: "while :; do :; done" }), ctx);
     expect(out.limit).toBe("cpu");
-    expect(ctx.notes.summary).toMatch(/^stopped by limit cpu after \d+ ms$/);
+    expect(ctx.notes.summary).toMatch(/^stopped by limit cpu after \d+ ms \(boxed\)$/);
   });
 });

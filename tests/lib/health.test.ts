@@ -45,9 +45,25 @@ describe("checkHealth", () => {
   it("reports containment last, always ok, in the {name, ok, detail} shape", async () => {
     const { ok, checks } = await health.checkHealth();
     expect(ok).toBe(true);
-    expect(checks.map((c) => c.name)).toEqual(["database", "workspace", "disk", "containment"]);
+    expect(checks.map((c) => c.name)).toEqual(["database", "workspace", "disk", "containment", "sandbox", "commands"]);
     const containment = checks[3];
     expect(Object.keys(containment).sort()).toEqual(["detail", "name", "ok"]);
     expect(containment).toMatchObject({ ok: true, detail: expect.stringMatching(/^processes: (cgroup v[12]|rlimit \(RLIMIT_NPROC\)|not limited .*); memory: (cgroup v[12]|not limited .*); CPU time, file size: rlimit/) });
+  });
+});
+
+describe("sandboxCheck", () => {
+  const base = { bwrap: "/usr/bin/bwrap", version: "bubblewrap 0.8.0", problems: [], fix: "" };
+  it("ok when commands run boxed", () => {
+    expect(health.sandboxCheck({ ...base, available: true, mode: "bwrap" })).toEqual({ name: "sandbox", ok: true, detail: "commands run in a bubblewrap sandbox (bubblewrap 0.8.0)" });
+  });
+  it("failed but advisory, with why and how to fix, when bwrap is missing (commands then ask)", () => {
+    const check = health.sandboxCheck({ ...base, available: false, mode: "bwrap", problems: ["bubblewrap (bwrap) not found on PATH"], fix: "Install bubblewrap (apt-get install -y bubblewrap)" });
+    expect(check).toMatchObject({ ok: false, advisory: true, fix: "Install bubblewrap (apt-get install -y bubblewrap)" });
+    expect(check.detail).toMatch(/^unavailable: bubblewrap \(bwrap\) not found on PATH; every command asks a reviewer.*Fix: Install bubblewrap/);
+  });
+  it("a standing warning when the operator turned it off", () => {
+    const check = health.sandboxCheck({ ...base, available: false, mode: "off", problems: ["turned off by the operator (AGENT_REACH_SANDBOX=off)"], fix: "Unset AGENT_REACH_SANDBOX" });
+    expect(check).toMatchObject({ ok: true, warning: true, detail: expect.stringMatching(/^WARNING: the sandbox is off/) });
   });
 });

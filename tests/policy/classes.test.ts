@@ -342,7 +342,7 @@ describe("risk labels name the danger", () => {
   it("a read-only command carries no risk but running unboxed", async () => {
     expect((await decideCommand(fx, "ls -la", [...DEFAULT_RULES], fx.ws, { boxed: true })).risks).toEqual([]);
     expect((await decideCommand(fx, "npm test", [...DEFAULT_RULES], fx.ws, { boxed: false })).risks?.map((r) => r.kind)).toContain("leaves_sandbox");
-    expect((await decideCommand(fx, "npm test", [...DEFAULT_RULES], fx.ws, { boxed: true, network: true })).risks?.map((r) => r.kind)).toContain("leaves_sandbox");
+    expect((await decideCommand(fx, "npm test", [...DEFAULT_RULES], fx.ws, { boxed: true, grants: { network: true } })).risks?.map((r) => r.kind)).toContain("leaves_sandbox");
   });
 
   it("parser fallbacks read as sentences", async () => {

@@ -47,7 +47,7 @@ async function refusal(args: Record<string, unknown>): Promise<ToolError> {
 
 describe("schema", () => {
   it("fills the documented defaults", () => {
-    expect(RunCommandInput.parse({ command: "ls" })).toEqual({ command: "ls", timeout_ms: 120_000, max_output_chars: 30_000 });
+    expect(RunCommandInput.parse({ command: "ls" })).toEqual({ command: "ls", timeout_ms: 120_000, max_output_chars: 30_000, network: false });
   });
 
   it.each<[Record<string, unknown>, string]>([
@@ -81,7 +81,7 @@ describe("running", () => {
     const data = await run({ command: "pwd; echo hi" });
     expect(data).toMatchObject({ command: "pwd; echo hi", cwd: ".", exit_code: 0, signal: null, timed_out: false, truncated: false, stdout: `${fx.ws}\nhi\n`, stderr: "" });
     expect(ctx.notes).toMatchObject({ target: "pwd; echo hi", pathResolved: fx.ws, truncated: false });
-    expect(ctx.notes.summary).toMatch(/^exit 0 after \d+ ms$/);
+    expect(ctx.notes.summary).toMatch(/^exit 0 after \d+ ms \(boxed\)$/);
   });
 
   it("runs in a relative or absolute cwd inside the workspace", async () => {

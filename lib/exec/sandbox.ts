@@ -1,0 +1,531 @@
+import { execFile, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import fsp from "node:fs/promises";
+import path from "node:path";
+import picomatch from "picomatch";
+import { getConfig } from "@/lib/config";
+import { isInside } from "@/lib/workspace/fence";
+
+/**
+ * The command sandbox: every `run_command` runs inside a bubblewrap (`bwrap`) box built here.
+ *
+ * The box's file system is an allow-list, never the host's root with holes punched in it:
+ * - the system directories (`/usr`, `/bin`, `/sbin`, `/lib*`, `/etc`, `/opt`) read-only, with
+ *   every file or directory in them that is not world-readable masked (an empty file, an empty
+ *   read-only directory): the gateway usually runs as root, and root inside the box is the same
+ *   user as outside, so file permissions alone would not keep `/etc/shadow`, SSH host keys or
+ *   `/etc/ssl/private` from a command (no capabilities are left, but the owner's read bit is);
+ * - the workspace read-write at its own path; the per-workspace HOME read-write at its own path;
+ *   a private `/tmp`, its own `/dev` and `/proc`;
+ * - nothing else: the gateway's data directory (database, audit key, other workspaces' homes),
+ *   the repository it runs from, `/root`, `/home`, `/var`, `/srv`, `/mnt`, `/run`, `/sys` are
+ *   absent (and hidden again if one of them lies inside a directory that is exposed);
+ * - files that later run with the person's own rights stay read-only: `.git/hooks`,
+ *   `.git/config`, a `.git` file (worktrees, submodules), plus the operator's list
+ *   (AGENT_REACH_SANDBOX_READONLY). One that does not exist yet is blocked at its first missing
+ *   component (an empty read-only directory is mounted there for the duration of the command),
+ *   so it cannot be created either; each directory between the workspace root and a protected
+ *   path is bound onto itself, so it cannot be renamed away to plant a fresh copy.
+ *
+ * Namespaces: user, PID (its own `/proc`, read-only, with host-wide files such as `timer_list`
+ * and `kcore` hidden; other processes, the gateway's environment and `/proc/1/root` are out of
+ * sight; `/proc/sys` cannot be written, which root inside could otherwise do), network (none at all unless granted: not even the host's
+ * loopback), IPC, UTS and cgroup. `--new-session` (no terminal injection), `--die-with-parent`
+ * and the PID namespace end every process of the command when it ends, `--cap-drop ALL` leaves
+ * no capability, bwrap sets no-new-privileges, and `--disable-userns` keeps commands from
+ * creating user namespaces of their own (where this bwrap supports it).
+ *
+ * Fail closed: `sandboxStatus()` probes once (bwrap present, namespaces permitted, a real trial
+ * run) and caches the answer; when the box cannot be built the gateway asks a reviewer for every
+ * command (lib/gateway/contexts.ts) and says why in health and self-check.
+ */
+
+/** What the gateway knows about the sandbox on this machine. */
+export interface SandboxStatus {
+  /** True when commands run boxed. */
+  available: boolean;
+  /** "bwrap": the box is on (or meant to be); "off": the operator turned it off (AGENT_REACH_SANDBOX=off). */
+  mode: "bwrap" | "off";
+  /** Why the box is not available, or what it lacks, for an operator. */
+  problems: string[];
+  /** How to fix the first problem ("" when there is none). */
+  fix: string;
+  /** The bwrap executable used (null when none was found). */
+  bwrap: string | null;
+  /** `bwrap --version`, e.g. "bubblewrap 0.8.0" (null when not run). */
+  version: string | null;
+}
+
+/** One command's box (see `prepareBox`). */
+export interface SandboxSpec {
+  /** Canonical workspace root (read-write inside, at the same path). */
+  workspaceRoot: string;
+  /** The working directory inside the box (absolute, inside the workspace). */
+  cwd: string;
+  /** The command's HOME (read-write inside at its path), or null. */
+  home: string | null;
+  /** Share the host's network (only when a policy rule or a reviewed call grants it). */
+  network: boolean;
+  /** Workspace-relative paths or globs kept read-only besides the built-in ones. */
+  readOnly?: string[];
+  /**
+   * Where the workspace's contents come from when not the workspace itself (the overlay view of
+   * capture mode, mounted by the runner before bwrap starts). Protected paths then read from the
+   * real workspace (the lower layer, unchanged by design).
+   */
+  workspaceSource?: string;
+  /**
+   * Where a mount point for a missing protected path ends up on disk: the workspace itself, or
+   * the overlay's upper directory in capture mode (so the real workspace is never touched).
+   */
+  mountpointRoot?: string;
+}
+
+/** A box ready to run: the argv prefix and what to undo afterwards. */
+export interface BoxPlan {
+  /** `bwrap …options… --`; append the program and its arguments. */
+  argv: string[];
+  /** Workspace-relative paths kept read-only (for the call's record). */
+  readOnly: string[];
+  /** Removes the mount points created for missing protected paths. Never throws. */
+  release(): Promise<void>;
+}
+
+/** Directories of the host exposed read-only (the ones that exist). */
+export const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"] as const;
+
+/** Paths in the workspace that are always read-only inside the box. */
+export const BUILTIN_READONLY = [".git/hooks", ".git/config"] as const;
+
+/** How long a scan of secret (not world-readable) system files is trusted before it is redone. */
+const MASK_MAX_AGE_MS = 10 * 60_000;
+
+const TRIAL_TIMEOUT_MS = 15_000;
+
+interface MaskScan {
+  files: string[];
+  dirs: string[];
+  at: number;
+  error: string | null;
+}
+
+interface SandboxState {
+  status: Map<string, SandboxStatus>;
+  masks: MaskScan | null;
+  scanning: Promise<MaskScan> | null;
+  /** Mount points created for missing protected paths, with how many running boxes use each. */
+  mountpoints: Map<string, number>;
+}
+
+const globalForSandbox = globalThis as unknown as { agentReachSandbox?: SandboxState };
+function state(): SandboxState {
+  globalForSandbox.agentReachSandbox ??= { status: new Map(), masks: null, scanning: null, mountpoints: new Map() };
+  return globalForSandbox.agentReachSandbox;
+}
+
+/**
+ * The sandbox's status under the current configuration, probed on first use (about 20 ms: one
+ * trial box) and cached for the life of the process.
+ */
+export function sandboxStatus(): SandboxStatus {
+  const config = getConfig();
+  const key = `${config.sandbox}\u0000${config.bwrapPath ?? ""}`;
+  const cache = state().status;
+  let status = cache.get(key);
+  if (!status) {
+    status = probeSandbox({ mode: config.sandbox, bwrap: config.bwrapPath });
+    cache.set(key, status);
+    if (status.mode === "off") console.warn("[agent-reach] the command sandbox is turned off (AGENT_REACH_SANDBOX=off): commands run with the gateway's own rights.");
+    else if (!status.available) console.warn(`[agent-reach] the command sandbox is unavailable: ${status.problems.join("; ")}. Every command will ask a reviewer. Fix: ${status.fix}`);
+  }
+  return status;
+}
+
+/** Forgets the cached status and secret scan (tests, or after the operator fixed the machine). */
+export function resetSandboxStatus(): void {
+  const s = state();
+  s.status.clear();
+  s.masks = null;
+}
+
+/** Ways a machine can fail to run a box, and what fixes each. */
+const FIXES = {
+  off: "Unset AGENT_REACH_SANDBOX (or set it to auto) and restart the gateway to run commands in the sandbox.",
+  missing: "Install bubblewrap (Debian/Ubuntu: apt-get install -y bubblewrap; Fedora: dnf install bubblewrap), or point AGENT_REACH_BWRAP at bwrap, then restart the gateway.",
+  namespaces:
+    "Allow user namespaces: sysctl -w kernel.unprivileged_userns_clone=1 (Debian), sysctl -w user.max_user_namespaces=15000, and on Ubuntu 23.10+ sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 (or an AppArmor profile allowing bwrap 'userns'); in a container, allow unshare/mount (e.g. docker run --security-opt seccomp=unconfined --security-opt apparmor=unconfined, or --privileged). Then restart the gateway.",
+  other: "Run the trial command shown in the problem by hand to see what bwrap needs, fix it, and restart the gateway.",
+} as const;
+
+/**
+ * Probes the sandbox without caching: is bwrap there, and does a real box (every namespace and
+ * mount the gateway uses) start and run `/bin/sh -c 'echo ok'`?
+ */
+export function probeSandbox(options: { mode: "auto" | "off"; bwrap: string | null }): SandboxStatus {
+  if (options.mode === "off") {
+    return { available: false, mode: "off", problems: ["turned off by the operator (AGENT_REACH_SANDBOX=off): commands run unboxed with the gateway's own rights"], fix: FIXES.off, bwrap: options.bwrap, version: null };
+  }
+  const bwrap = options.bwrap;
+  if (!bwrap || !isExecutable(bwrap)) {
+    return { available: false, mode: "bwrap", problems: [`bubblewrap (bwrap) not found${bwrap ? ` at ${bwrap}` : " on PATH"}`], fix: FIXES.missing, bwrap, version: null };
+  }
+  const versionRun = spawnSync(bwrap, ["--version"], { encoding: "utf8", timeout: TRIAL_TIMEOUT_MS });
+  const version = versionRun.status === 0 ? versionRun.stdout.trim() : null;
+  const trial = (extra: string[]) =>
+    spawnSync(bwrap, [...namespaceArgs(false, extra), ...systemArgs(), "--proc", "/proc", ...procMasks(), "--dev", "/dev", "--tmpfs", "/tmp", "--remount-ro", "/proc", "--", "/bin/sh", "-c", "echo agent-reach-box-ok"], {
+      encoding: "utf8",
+      timeout: TRIAL_TIMEOUT_MS,
+      env: { PATH: "/usr/bin:/bin" } as unknown as NodeJS.ProcessEnv,
+    });
+  let run = trial(["--disable-userns"]);
+  const problems: string[] = [];
+  if (!ok(run)) {
+    const without = trial([]);
+    if (ok(without)) {
+      disableUserns = false;
+      problems.push("this bwrap cannot --disable-userns: commands may create user namespaces of their own (still confined to the box)");
+      run = without;
+    }
+  } else {
+    disableUserns = true;
+  }
+  if (!ok(run)) {
+    const message = (run.error?.message ?? run.stderr ?? "").trim().split("\n").slice(-2).join(" ") || `exit ${run.status}`;
+    const namespaces = /namespace|uid map|permission|operation not permitted|setting up/i.test(message);
+    return { available: false, mode: "bwrap", problems: [`a trial box failed: ${message}`], fix: namespaces ? FIXES.namespaces : FIXES.other, bwrap, version };
+  }
+  return { available: true, mode: "bwrap", problems, fix: "", bwrap, version };
+}
+
+/** Whether the probe found `--disable-userns` usable (set by `probeSandbox`). */
+let disableUserns = true;
+
+function ok(run: ReturnType<typeof spawnSync>): boolean {
+  return run.status === 0 && String(run.stdout).includes("agent-reach-box-ok");
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Namespaces, session and privileges of every box. */
+function namespaceArgs(network: boolean, extra: string[] = disableUserns ? ["--disable-userns"] : []): string[] {
+  return [
+    "--unshare-user",
+    ...extra,
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    ...(network ? [] : ["--unshare-net"]),
+    "--hostname",
+    "agent-reach-sandbox",
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+  ];
+}
+
+/** The system directories, read-only (a root-level symlink such as `/bin -> usr/bin` stays a symlink). */
+function systemArgs(): string[] {
+  const args: string[] = [];
+  for (const dir of SYSTEM_DIRS) {
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(dir);
+    } catch {
+      continue;
+    }
+    if (st.isSymbolicLink()) args.push("--symlink", fs.readlinkSync(dir), dir);
+    else if (st.isDirectory()) args.push("--ro-bind", dir, dir);
+  }
+  return args;
+}
+
+/**
+ * Every file and directory under the exposed system directories that is not world-readable
+ * (files without o+r; directories without o+r or o+x, not descended), from `find`. Cached for
+ * MASK_MAX_AGE_MS; an older scan is used while a new one runs in the background.
+ */
+export async function secretSystemPaths(): Promise<MaskScan> {
+  const s = state();
+  const fresh = s.masks && Date.now() - s.masks.at < MASK_MAX_AGE_MS;
+  if (s.masks && !s.masks.error && fresh) return s.masks;
+  s.scanning ??= scanSecrets().finally(() => (state().scanning = null));
+  const scanning = s.scanning.then((scan) => (state().masks = scan));
+  if (s.masks && !s.masks.error) return s.masks; // stale but usable; the new scan replaces it
+  return scanning;
+}
+
+function scanSecrets(): Promise<MaskScan> {
+  const roots = SYSTEM_DIRS.filter((d) => {
+    try {
+      return fs.lstatSync(d).isDirectory();
+    } catch {
+      return false;
+    }
+  });
+  const args = [...roots, "(", "-type", "d", "(", "!", "-perm", "-o=r", "-o", "!", "-perm", "-o=x", ")", "-prune", "-printf", "d %p\\0", ")", "-o", "(", "!", "-type", "d", "!", "-type", "l", "!", "-perm", "-o=r", "-printf", "f %p\\0", ")"];
+  return new Promise((resolve) => {
+    execFile("find", args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 120_000 }, (error, stdout) => {
+      const files: string[] = [];
+      const dirs: string[] = [];
+      for (const entry of stdout.split("\0")) {
+        if (entry.startsWith("f ")) files.push(entry.slice(2));
+        else if (entry.startsWith("d ")) dirs.push(entry.slice(2));
+      }
+      // find exits 1 when some directory could not be read; as root that is only a vanished file.
+      const failed = error && (error as unknown as { code?: unknown }).code !== 1 ? `scanning for secret system files failed: ${error.message.split("\n")[0]}` : null;
+      resolve({ files, dirs, at: Date.now(), error: failed });
+    });
+  });
+}
+
+/** Starts the secret scan early (server start), so the first command does not wait for it. */
+export function warmSandbox(): void {
+  const status = sandboxStatus();
+  if (status.available) void secretSystemPaths();
+}
+
+/**
+ * Builds the bwrap argv for one command. Order matters: bwrap applies its options in order, so
+ * the system is mounted first, then masks, the private /tmp, the workspace, what is hidden inside
+ * the workspace, HOME, the read-only paths, and the read-only remounts last.
+ * @throws Error when the secret scan failed (the caller must not run the command unboxed)
+ */
+export async function prepareBox(spec: SandboxSpec): Promise<BoxPlan> {
+  const status = sandboxStatus();
+  if (!status.available || !status.bwrap) throw new Error(`the sandbox is unavailable: ${status.problems.join("; ")}`);
+  const masks = await secretSystemPaths();
+  if (masks.error) throw new Error(masks.error);
+  const config = getConfig();
+  const ws = spec.workspaceRoot;
+  const args: string[] = [...namespaceArgs(spec.network), ...systemArgs()];
+  const remountRo: string[] = [];
+  const hideDir = (dir: string) => {
+    args.push("--tmpfs", dir);
+    remountRo.push(dir);
+  };
+  for (const file of masks.files) args.push("--ro-bind", "/dev/null", file);
+  for (const dir of masks.dirs) hideDir(dir);
+  if (spec.network) args.push(...resolverArgs());
+
+  // Gateway state that could sit inside an exposed directory or inside the workspace.
+  // (The audit key lives in the data directory; the call log file may be anywhere.)
+  const hidden = [...new Set([config.dataDir, sqliteFile(config.databaseUrl), process.cwd(), config.logFile].filter((p): p is string => !!p).map(canonical))];
+  const exposedSystem = (p: string) => SYSTEM_DIRS.some((d) => isInside(d, p));
+  const hide = (p: string) => {
+    // Covered by another hidden directory (one that does not hold the workspace, which stays visible).
+    if (hidden.some((h) => h !== p && isInside(h, p) && !isInside(h, ws))) return;
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(p);
+    } catch {
+      return;
+    }
+    if (st.isDirectory()) hideDir(p);
+    else args.push("--ro-bind", "/dev/null", p);
+  };
+  for (const p of hidden) if (exposedSystem(p) && !isInside(p, ws)) hide(p);
+
+  args.push("--proc", "/proc", ...procMasks(), "--dev", "/dev", "--tmpfs", "/tmp");
+  // Root inside is root outside for file permissions, and /proc/sys (core_pattern, vm.*, kernel.*)
+  // only checks those: the box's whole /proc is read-only.
+  remountRo.push("/proc");
+  args.push("--bind", spec.workspaceSource ?? ws, ws);
+  for (const p of hidden) if (isInside(ws, p) && p !== ws) hide(p);
+  if (spec.home) args.push("--bind", spec.home, spec.home);
+
+  const readOnly = await protectedPaths(ws, [...BUILTIN_READONLY, ...(spec.readOnly ?? config.sandboxReadOnly)], {
+    sourceRoot: spec.workspaceSource ?? ws,
+    mountpointRoot: spec.mountpointRoot ?? ws,
+  });
+  args.push(...readOnly.args);
+  for (const dir of remountRo) args.push("--remount-ro", dir);
+  args.push("--chdir", spec.cwd, "--");
+  return { argv: [status.bwrap, ...args], readOnly: readOnly.paths, release: readOnly.release };
+}
+
+/**
+ * Kernel interfaces in /proc that describe the host rather than the box (timers and keys of every
+ * process, kernel memory, hardware): hidden, files under /dev/null, directories under an empty
+ * tmpfs (read-only, since the tmpfs is a mount of its own).
+ */
+const PROC_MASKED = ["kcore", "keys", "key-users", "timer_list", "timer_stats", "sched_debug", "latency_stats", "kallsyms", "kmsg", "sysrq-trigger", "acpi", "scsi", "asound", "driver"] as const;
+
+function procMasks(): string[] {
+  const args: string[] = [];
+  for (const name of PROC_MASKED) {
+    const p = `/proc/${name}`;
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(p);
+    } catch {
+      continue;
+    }
+    if (st.isDirectory()) args.push("--tmpfs", p, "--remount-ro", p);
+    else args.push("--ro-bind", "/dev/null", p);
+  }
+  return args;
+}
+
+/** Name resolution for a granted network: /etc/resolv.conf often points into /run, which is absent. */
+function resolverArgs(): string[] {
+  try {
+    const target = fs.realpathSync("/etc/resolv.conf");
+    if (SYSTEM_DIRS.some((d) => isInside(d, target))) return [];
+    return ["--ro-bind", target, target];
+  } catch {
+    return [];
+  }
+}
+
+function sqliteFile(url: string): string | null {
+  if (!url.startsWith("file:")) return null;
+  return path.resolve(url.slice("file:".length).split("?")[0]);
+}
+
+function canonical(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+}
+
+/**
+ * The bwrap options that keep `patterns` read-only in the workspace `ws`, and the mount points
+ * to remove afterwards. A glob protects its literal prefix (`.github/workflows/*.yml` →
+ * `.github/workflows`). For each protected path:
+ * - every directory between `ws` and it is bound onto itself (a mount point cannot be renamed or
+ *   removed, so the protected entry cannot be moved away and replaced);
+ * - an existing entry is bound read-only onto itself; one reached through a symlink is protected
+ *   at its target when that lies in the workspace (outside, it is not in the box at all);
+ * - a missing one gets an empty read-only directory at its first missing component, created under
+ *   `mountpointRoot` for the command's duration (reference-counted across concurrent commands).
+ */
+async function protectedPaths(
+  ws: string,
+  patterns: readonly string[],
+  where: { sourceRoot: string; mountpointRoot: string },
+): Promise<{ args: string[]; paths: string[]; release(): Promise<void> }> {
+  const args: string[] = [];
+  // Mount sources come from what the box shows at the workspace (the overlay view in capture mode).
+  const source = (p: string) => path.join(where.sourceRoot, path.relative(ws, p));
+  const direct = where.mountpointRoot === ws;
+  const selfBound = new Set<string>();
+  const protectedRel = new Set<string>();
+  const created: string[] = [];
+  const emptyDir = await ensureEmptyDir();
+  const targets = new Set<string>();
+  // A `.git` file (worktree, submodule) names the repository git uses: it must not be rewritten.
+  try {
+    if (fs.lstatSync(path.join(ws, ".git")).isFile()) targets.add(".git");
+  } catch {
+    // absent or unreadable
+  }
+  for (const pattern of patterns) targets.add(literalPrefix(pattern));
+  const blocked: string[] = []; // first missing components, absolute
+  for (const rel of [...targets].sort()) {
+    if (!rel) continue;
+    const segments = rel.split("/");
+    let current = ws;
+    for (let i = 0; i < segments.length; i++) {
+      const next = path.join(current, segments[i]);
+      if (blocked.some((b) => isInside(b, next))) break; // already covered by a blocked parent
+      const last = i === segments.length - 1;
+      let st: fs.Stats | null = null;
+      try {
+        st = fs.lstatSync(next);
+      } catch {
+        st = null;
+      }
+      if (!st) {
+        // First missing component: block it with an empty read-only directory.
+        blocked.push(next);
+        args.push("--ro-bind", emptyDir, next);
+        protectedRel.add(path.relative(ws, next));
+        break;
+      }
+      if (st.isSymbolicLink()) {
+        const target = canonical(next);
+        if (isInside(ws, target) && target !== ws && fs.existsSync(target)) {
+          args.push("--ro-bind", source(target), target);
+          protectedRel.add(path.relative(ws, target));
+        }
+        // The link itself lives in a writable directory; see docs/SECURITY.md.
+        break;
+      }
+      if (last || !st.isDirectory()) {
+        args.push("--ro-bind", source(next), next);
+        protectedRel.add(path.relative(ws, next));
+        break;
+      }
+      selfBound.add(next);
+      current = next;
+    }
+  }
+  // Mount points are made only once the whole plan is known (making one changes what exists).
+  for (const dir of blocked) {
+    const onDisk = path.join(where.mountpointRoot, path.relative(ws, dir));
+    acquireMountpoint(onDisk, direct);
+    created.push(onDisk);
+  }
+  // Self-binds must precede the read-only mounts beneath them (a later bind would cover them).
+  const ordered = [...[...selfBound].sort().flatMap((d) => ["--bind", source(d), d]), ...args];
+  return {
+    args: ordered,
+    paths: [...protectedRel].sort(),
+    release: async () => {
+      for (const dir of created) await releaseMountpoint(dir);
+    },
+  };
+}
+
+/** The part of a workspace-relative glob before its first wildcard segment (`a/b/*.yml` → `a/b`). */
+export function literalPrefix(pattern: string): string {
+  const clean = pattern.replace(/^\.\//, "").replace(/\/+$/, "");
+  const scan = picomatch.scan(clean);
+  return (scan.isGlob ? scan.base : clean).replace(/\/+$/, "");
+}
+
+/**
+ * Counts one more box using the mount point `dir`; creates it first when `create` (the real
+ * workspace; in capture mode bwrap creates it in the overlay's upper directory).
+ */
+function acquireMountpoint(dir: string, create: boolean): void {
+  const counts = state().mountpoints;
+  const n = counts.get(dir) ?? 0;
+  if (n === 0 && create) {
+    try {
+      fs.mkdirSync(dir, { mode: 0o755 });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    }
+  }
+  counts.set(dir, n + 1);
+}
+
+async function releaseMountpoint(dir: string): Promise<void> {
+  const counts = state().mountpoints;
+  const n = (counts.get(dir) ?? 1) - 1;
+  if (n > 0) {
+    counts.set(dir, n);
+    return;
+  }
+  counts.delete(dir);
+  await fsp.rmdir(dir).catch(() => {}); // not empty (someone outside wrote there) or gone: leave it
+}
+
+/** An empty directory to mount over missing protected paths (under the data directory, never visible itself). */
+async function ensureEmptyDir(): Promise<string> {
+  const dir = path.join(getConfig().dataDir, "sandbox", "empty");
+  await fsp.mkdir(dir, { recursive: true, mode: 0o755 });
+  return dir;
+}
