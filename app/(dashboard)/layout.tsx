@@ -27,18 +27,21 @@ export default async function DashboardLayout({ children }: { children: React.Re
   const [pending, since] = await Promise.all([countPending(), latestEventSeq()]);
   return (
     <LiveProvider initialPending={pending} since={since}>
+      <a href="#main" className="ar-skip-link">
+        Skip to content
+      </a>
       <div className="mx-auto flex min-h-screen max-w-[100rem] flex-col md:flex-row">
-        <aside className="sticky top-0 z-10 border-b border-zinc-200 bg-zinc-50/95 px-3 pt-3 backdrop-blur md:h-screen md:w-52 md:shrink-0 md:border-b-0 md:border-r md:px-3 md:py-5 dark:border-zinc-800 dark:bg-zinc-950/95">
+        <aside className="z-10 md:sticky md:top-0 border-b border-zinc-200 bg-zinc-50/95 px-3 pt-3 backdrop-blur md:h-screen md:w-52 md:shrink-0 md:border-b-0 md:border-r md:px-3 md:py-5 dark:border-zinc-800 dark:bg-zinc-950/95">
           <div className="mb-2 flex items-center justify-between md:mb-5 md:block">
             <Link href="/" className="text-base font-semibold tracking-tight">
               Agent Reach
             </Link>
-            <div className="flex items-center gap-3 text-xs text-zinc-500 md:mt-2 md:flex-col md:items-start md:gap-1">
+            <div className="flex flex-wrap items-center gap-3 text-xs text-zinc-700 md:mt-2 dark:text-zinc-300 md:flex-col md:items-start md:gap-1">
               <span>
                 signed in as <strong className="text-zinc-700 dark:text-zinc-300">{reviewer.login}</strong>
               </span>
               <form action={signOutAction}>
-                <button type="submit" className="underline underline-offset-2">
+                <button type="submit" className="ar-touch underline underline-offset-2">
                   Sign out
                 </button>
               </form>
@@ -47,7 +50,7 @@ export default async function DashboardLayout({ children }: { children: React.Re
           </div>
           <Nav />
         </aside>
-        <main className="min-w-0 flex-1 px-3 py-4 sm:px-6 sm:py-6">
+        <main id="main" tabIndex={-1} className="min-w-0 flex-1 px-3 py-4 focus:outline-none sm:px-6 sm:py-6">
           <SandboxBanner />
           {children}
         </main>

@@ -4,7 +4,8 @@ import { Suspense } from "react";
 import { requireReviewerPage } from "@/lib/dashboard/auth";
 import { formatDuration, formatTime } from "@/lib/dashboard/format";
 import { loadOverview } from "@/lib/dashboard/overview";
-import { StatusBadge, DecisionBadge } from "./_components/badges";
+import { finalDecision } from "@/lib/dashboard/outcome";
+import { FinalDecision, OutcomeBadge } from "./_components/badges";
 import { LiveRefresh } from "./_components/live-refresh";
 import { Card, EmptyState, PageHeader } from "./_components/page-parts";
 import { RevealedText } from "./_components/revealed-text";
@@ -27,7 +28,7 @@ async function Overview() {
   const stats: [string, number, string][] = [
     ["Waiting for you", o.pending, "/approvals"],
     ["Calls, last 24 h", o.callsLastDay, "/sessions"],
-    ["Errors, last 24 h", o.errorsLastDay, "/sessions"],
+    ["Failed, last 24 h", o.errorsLastDay, "/sessions"],
     ["Sessions, last 24 h", o.sessionsLastDay, "/sessions"],
     ["Active agent tokens", o.activeAgents, "/tokens"],
   ];
@@ -39,7 +40,7 @@ async function Overview() {
         {stats.map(([label, value, href]) => (
           <Link key={label} href={href} className="rounded-lg border border-zinc-200 bg-white p-3 hover:border-zinc-400 dark:border-zinc-800 dark:bg-zinc-900 dark:hover:border-zinc-600">
             <div className="text-2xl font-semibold tabular-nums">{value.toLocaleString("en")}</div>
-            <div className="text-xs text-zinc-500">{label}</div>
+            <div className="text-xs text-zinc-600 dark:text-zinc-400">{label}</div>
           </Link>
         ))}
       </div>
@@ -57,7 +58,7 @@ async function Overview() {
                   <th className="py-2 pr-3 font-medium">Tool</th>
                   <th className="py-2 pr-3 font-medium">Target</th>
                   <th className="py-2 pr-3 font-medium">Decision</th>
-                  <th className="py-2 pr-3 font-medium">Status</th>
+                  <th className="py-2 pr-3 font-medium">Outcome</th>
                   <th className="py-2 text-right font-medium">Duration</th>
                 </tr>
               </thead>
@@ -74,10 +75,10 @@ async function Overview() {
                       <RevealedText text={c.summary ?? c.target ?? ""} />
                     </td>
                     <td className="py-2 pr-3">
-                      <DecisionBadge decision={c.decision} />
+                      <FinalDecision value={finalDecision(c)} />
                     </td>
                     <td className="py-2 pr-3">
-                      <StatusBadge status={c.status} error={c.errorName} />
+                      <OutcomeBadge call={c} />
                     </td>
                     <td className="whitespace-nowrap py-2 text-right tabular-nums text-xs">{formatDuration(c.durationMs)}</td>
                   </tr>

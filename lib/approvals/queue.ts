@@ -1,3 +1,4 @@
+import { notifyPendingWebhook } from "@/lib/dashboard/webhook";
 import { getConfig } from "@/lib/config";
 import { db } from "@/lib/db";
 import { errorBody, type ErrorBody } from "@/lib/errors";
@@ -48,10 +49,11 @@ export async function expireDue(): Promise<number> {
 
 /**
  * Approves a pending call, which then runs once with its exact queued arguments, or with the
- * reviewer's edited content for write_file (`content`), which the log keeps beside the original.
+ * reviewer's edited value of the tool's editable argument (`content`: write_file's content,
+ * edit_file's new_string; ToolDefinition.editable), which the log keeps beside the original.
  * @returns the call's envelope once it ran (null if the owning instance has not run it within the
  *   wait bound; it still will); `not_found`, `approval_expired`, `invalid_arguments`
- *   (content given for another tool) or `conflict` (detail.reason "already_decided") otherwise.
+ *   (content given for a tool that is not editable) or `conflict` (detail.reason "already_decided") otherwise.
  */
 export async function approveCall(callId: string, reviewer: string, edit?: { content?: string }): Promise<DecisionResult> {
   const row = await db().toolCall.findUnique({ where: { id: callId } });
@@ -76,10 +78,10 @@ export async function approveCall(callId: string, reviewer: string, edit?: { con
     if (pendingColumn.decode(row.pendingJson)?.external) {
       return { ok: false, error: errorBody("invalid_arguments", "This call is carried out by the agent's own tool (a hook): it can be approved or rejected, not edited.") };
     }
-    if (row.tool !== "write_file") {
-      return { ok: false, error: errorBody("invalid_arguments", "Only a write_file call can be approved with edited content.") };
+    if (!tool.editable) {
+      return { ok: false, error: errorBody("invalid_arguments", `A ${row.tool} call cannot be approved with edited content.`) };
     }
-    args = { ...args, content: edit.content };
+    args = { ...args, [tool.editable.field]: edit.content };
     editedArgsJson = argsColumn.encode(args);
   }
   if (!tool.input.safeParse(args).success) {
@@ -182,16 +184,28 @@ export async function runApprovedBacklog(): Promise<number> {
   return ran;
 }
 
+/** What the log records as the reason of a rejection given without one. */
+export const NO_REASON_GIVEN = "no reason given";
+
 /**
- * Rejects a pending call; the agent receives `approval_rejected` (602) with the reason.
+ * Rejects a pending call; the agent receives `approval_rejected` (602) with the reason. An empty
+ * reason is accepted (the reviewer API allows it) and recorded as "no reason given", so neither
+ * the agent nor the log reads it as an explanation.
  * @returns the rejected envelope, or `not_found` / `conflict` (already decided).
  */
-export async function rejectCall(callId: string, reviewer: string, reason: string): Promise<DecisionResult> {
+export async function rejectCall(callId: string, reviewer: string, givenReason: string): Promise<DecisionResult> {
+  const reason = givenReason.trim() === "" ? NO_REASON_GIVEN : givenReason;
   const row = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true, pendingJson: true } });
   if (!row) return { ok: false, error: errorBody("not_found", `No call ${callId}.`, { call_id: callId }) };
   const envelope =
     (row.status === "pending" && isHeldEffects(row.pendingJson) ? await discardHeldEffects(callId, reason, reviewer) : null) ??
-    failure(callId, errorBody("approval_rejected", `A reviewer rejected this call${reason ? `: ${reason}` : "."}`, { reason, reviewer }));
+    failure(
+      callId,
+      errorBody("approval_rejected", givenReason.trim() === "" ? `A reviewer rejected this call (${NO_REASON_GIVEN}).` : `A reviewer rejected this call: ${reason}`, {
+        reason,
+        reviewer,
+      }),
+    );
   const done = await finishCall(callId, ["pending"], "rejected", envelope, {
     actor: `reviewer:${reviewer}`,
     extra: { reviewer, reviewReason: reason, decidedAt: new Date() },
@@ -280,27 +294,12 @@ export async function markInterrupted(hostId: string): Promise<number> {
 }
 
 /**
- * Tells a configured webhook (Setting "webhook_url": generic JSON POST) that a call waits,
- * with a link to it. Best effort: failures are logged, never raised. Bounded to 5 s.
+ * Tells the configured webhook that a call waits, with a link to it (format and sending:
+ * lib/dashboard/webhook.ts). Best effort: failures are logged, never raised. Bounded to 5 s.
  */
 export async function notifyPending(callId: string): Promise<void> {
   try {
-    const setting = await db().setting.findUnique({ where: { key: "webhook_url" } });
-    if (!setting?.value) return;
-    const row = await db().toolCall.findUnique({ where: { id: callId }, select: { tool: true, target: true, createdAt: true } });
-    await fetch(setting.value, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        event: "approval.pending",
-        call_id: callId,
-        tool: row?.tool,
-        target: row?.target,
-        created_at: row?.createdAt,
-        url: `${getConfig().publicUrl}/approvals?call=${callId}`,
-      }),
-      signal: AbortSignal.timeout(5000),
-    });
+    await notifyPendingWebhook(callId);
   } catch (err) {
     console.warn(`[agent-reach] webhook for ${callId} failed: ${(err as Error).message}`);
   }

@@ -82,6 +82,8 @@ export interface NewCall {
   args: unknown;
   hostId: string;
   actor: string;
+  /** What the agent said the call is for (e.g. the Claude Code hook's `description`), kept in the received event. */
+  description?: string;
   /** W3C trace context (`traceparent`) of the request that made the call, when it sent one. */
   traceparent?: string | null;
 }
@@ -92,6 +94,7 @@ export interface NewCall {
  */
 export async function recordReceived(call: NewCall): Promise<void> {
   const argsJson = storedJson(call.args);
+  const description = call.description?.trim() ? (redactValue(call.description.trim().slice(0, 1000)) as string) : undefined;
   await submit({
     kind: "insert",
     row: {
@@ -108,7 +111,7 @@ export async function recordReceived(call: NewCall): Promise<void> {
       traceparent: call.traceparent ?? null,
       createdAt: new Date(),
     },
-    event: { type: "call.received", callId: call.id, actor: call.actor, data: { tool: call.tool, door: call.door } },
+    event: { type: "call.received", callId: call.id, actor: call.actor, data: { tool: call.tool, door: call.door, ...(description && { description }) } },
   });
 }
 

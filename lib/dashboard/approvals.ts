@@ -6,6 +6,12 @@ import { currentWorkspace } from "@/lib/gateway/workspace";
 import { getTool } from "@/lib/tools/registry";
 import type { ToolPreview } from "@/lib/tools/define-tool";
 import { targetState, type TargetState } from "@/lib/dashboard/files";
+import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from "diff";
+import { diffTexts } from "@/lib/diff/unified";
+import { readWorkspaceFile } from "@/lib/dashboard/files";
+import { applyEdit } from "@/lib/workspace/edit-text";
+import { decodeForDisplay, editableText, sha256Hex } from "@/lib/workspace/text";
+import { callOutcome, finalDecision, sessionName, type CallOutcome } from "@/lib/dashboard/outcome";
 import { argsColumn, pendingColumn } from "@/lib/audit/record";
 
 /**
@@ -14,28 +20,61 @@ import { argsColumn, pendingColumn } from "@/lib/audit/record";
  * was computed, and, for a write_file, the exact proposed content to edit.
  */
 
+/** An earlier call of the same session, as the inbox lists it for context. */
+export interface SessionCall {
+  id: string;
+  tool: string;
+  target: string | null;
+  createdAt: string;
+  outcome: CallOutcome;
+  /** "auto-allowed", "approved", "rejected", "expired", "denied", "pending" or "—". */
+  decision: string;
+}
+
+/** How many earlier calls of the session the inbox shows beside a pending call. */
+export const SESSION_CONTEXT_CALLS = 8;
+
 /** One pending call as the inbox shows it. */
 export interface InboxItem extends PendingCallView {
+  /** The agent token's name. */
   agentName: string | null;
   door: string;
+  /** The name the agent gave its session (X-Agent-Session value), not the internal id. */
+  sessionName: string;
+  /** What the agent said the call is for (the Claude Code hook's `description`), or null. */
+  description: string | null;
+  /** The session's calls before this one, newest first (at most SESSION_CONTEXT_CALLS). */
+  earlier: SessionCall[];
+  /** Calls of the session before this one in all (earlier may show fewer). */
+  earlierTotal: number;
   /** For calls about one file (preview.path): that file's state now. */
   target: TargetState | null;
   /** For run_command: the command exactly as it will run and its cwd argument (null = root). */
   command: { command: string; cwd: string | null } | null;
   /** A decide-only call (a hook): the agent's own tool carries it out once approved; not editable. */
   external: boolean;
-  /** For write_file: the content that will be written (editable before approving). */
+  /**
+   * The argument a reviewer may edit before approving (the tool's `editable` field: write_file's
+   * content, edit_file's new_string) and its proposed value; null when the call is not editable.
+   */
+  editable: { field: string; label: string; value: string } | null;
+  /** @deprecated same as `editable.value`; kept for readers of the old shape. */
   proposedContent: string | null;
 }
 
-/** Pending calls, oldest first, with agent names and target state. */
+/** Pending calls, oldest first, with agent and session names, context and target state. */
 export async function loadInbox(): Promise<{ items: InboxItem[]; workspaceRoot: string }> {
   const [pending, workspace] = await Promise.all([listPending(), currentWorkspace()]);
-  const calls = await db().toolCall.findMany({
-    where: { id: { in: pending.map((p) => p.call_id) } },
-    select: { id: true, door: true, pendingJson: true },
-  });
-  const doors = new Map(calls.map((c) => [c.id, c.door]));
+  const ids = pending.map((p) => p.call_id);
+  const [calls, received] = await Promise.all([
+    db().toolCall.findMany({
+      where: { id: { in: ids } },
+      select: { id: true, door: true, pendingJson: true, session: { select: { externalId: true } } },
+    }),
+    db().event.findMany({ where: { callId: { in: ids }, type: "call.received" }, select: { callId: true, dataJson: true } }),
+  ]);
+  const rows = new Map(calls.map((c) => [c.id, c]));
+  const descriptions = new Map(received.map((e) => [e.callId, describedAs(e.dataJson)]));
   const external = new Set(calls.filter((c) => pendingColumn.decode(c.pendingJson)?.external === true).map((c) => c.id));
   const agentIds = [...new Set(pending.map((p) => p.agent_id).filter((id): id is string => id !== null))];
   const agents = await db().agent.findMany({ where: { id: { in: agentIds } }, select: { id: true, name: true } });
@@ -43,18 +82,56 @@ export async function loadInbox(): Promise<{ items: InboxItem[]; workspaceRoot: 
   const items = await Promise.all(
     pending.map(async (p): Promise<InboxItem> => {
       const args = (p.args ?? {}) as Record<string, unknown>;
+      const tool = getTool(p.tool);
+      const field = tool?.editable && !external.has(p.call_id) ? tool.editable : null;
+      const value = field ? args[field.field] : undefined;
+      const editable = field && typeof value === "string" ? { ...field, value } : null;
+      const context = await sessionContext(p.session_id, new Date(p.created_at), p.call_id);
       return {
         ...p,
         agentName: p.agent_id ? (names.get(p.agent_id) ?? null) : null,
-        door: doors.get(p.call_id) ?? "unknown",
+        door: rows.get(p.call_id)?.door ?? "unknown",
+        sessionName: sessionName(rows.get(p.call_id)?.session.externalId ?? p.session_id),
+        description: descriptions.get(p.call_id) ?? null,
+        earlier: context.calls,
+        earlierTotal: context.total,
         target: await targetState(workspace, p.preview),
         command: p.tool === "run_command" && typeof args.command === "string" ? { command: args.command, cwd: typeof args.cwd === "string" ? args.cwd : null } : null,
         external: external.has(p.call_id),
-        proposedContent: p.tool === "write_file" && !external.has(p.call_id) && typeof args.content === "string" ? args.content : null,
+        editable,
+        proposedContent: editable?.value ?? null,
       };
     }),
   );
   return { items, workspaceRoot: workspace.root };
+}
+
+/** The `description` recorded in a call's received event, or null. */
+function describedAs(dataJson: string): string | null {
+  try {
+    const data = JSON.parse(dataJson) as { description?: unknown };
+    return typeof data.description === "string" && data.description.trim() !== "" ? data.description : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The session's calls created before `before` (newest first), and how many there are. */
+async function sessionContext(sessionId: string, before: Date, exclude: string): Promise<{ calls: SessionCall[]; total: number }> {
+  const where = { sessionId, createdAt: { lte: before }, id: { not: exclude } };
+  const [rows, total] = await Promise.all([
+    db().toolCall.findMany({
+      where,
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      take: SESSION_CONTEXT_CALLS,
+      select: { id: true, tool: true, target: true, status: true, errorName: true, summary: true, decision: true, reviewer: true, createdAt: true },
+    }),
+    db().toolCall.count({ where }),
+  ]);
+  return {
+    total,
+    calls: rows.map((r) => ({ id: r.id, tool: r.tool, target: r.target, createdAt: r.createdAt.toISOString(), outcome: callOutcome(r), decision: finalDecision(r) })),
+  };
 }
 
 /** Number of calls waiting for a reviewer. */
@@ -62,25 +139,32 @@ export async function countPending(): Promise<number> {
   return db().toolCall.count({ where: { status: "pending" } });
 }
 
-/** Outcome of previewing a reviewer's edit. */
-export type EditPreview = { ok: true; preview: ToolPreview } | { ok: false; message: string };
+/**
+ * Outcome of previewing a reviewer's edit: the write's diff with the edit (`preview`) and the
+ * edit itself as a unified diff of the editable argument, agent's proposal → reviewer's value.
+ */
+export type EditPreview = { ok: true; preview: ToolPreview; againstProposal: string } | { ok: false; message: string };
 
 /**
- * The diff a pending write_file would make with `content` instead of the agent's content,
- * computed by the tool's own preview (same encoding, BOM and line-ending rules as the write).
- * Writes nothing.
- * @returns the preview, or a message when the call is not a pending write_file or the content
- *   would be refused (e.g. `encoding_unsupported`).
+ * The diff a pending call would make with the reviewer's value of its editable argument
+ * (write_file's content, edit_file's new_string) instead of the agent's, computed by the tool's
+ * own preview (same encoding, BOM, line-ending and matching rules as the write). Writes nothing.
+ * @returns the preview, or a message when the call is not a pending editable call or the value
+ *   would be refused (e.g. `encoding_unsupported`, an edit whose old_string no longer matches).
  */
 export async function previewEditedWrite(callId: string, content: string): Promise<EditPreview> {
   const row = await db().toolCall.findUnique({ where: { id: callId }, select: { tool: true, status: true, execArgsJson: true } });
   if (!row || row.status !== "pending" || !row.execArgsJson) return { ok: false, message: "This call is not waiting for approval any more." };
   const tool = getTool(row.tool);
-  if (row.tool !== "write_file" || !tool?.preview) return { ok: false, message: "Only a write_file call can be edited before approval." };
-  const parsed = tool.input.safeParse({ ...argsColumn.decode(row.execArgsJson), content });
-  if (!parsed.success) return { ok: false, message: "The edited arguments are not valid for write_file." };
+  if (!tool?.editable || !tool.preview) return { ok: false, message: `A ${row.tool} call cannot be edited before approval.` };
+  const original = argsColumn.decode(row.execArgsJson) as Record<string, unknown>;
+  const parsed = tool.input.safeParse({ ...original, [tool.editable.field]: content });
+  if (!parsed.success) return { ok: false, message: `The edited arguments are not valid for ${row.tool}: ${parsed.error.issues[0]?.message ?? "invalid"}.` };
+  const proposal = typeof original[tool.editable.field] === "string" ? (original[tool.editable.field] as string) : "";
+  const field = tool.editable.field;
   try {
-    return { ok: true, preview: await tool.preview(parsed.data, readOnlyContext(callId, await currentWorkspace())) };
+    const preview = await tool.preview(parsed.data, readOnlyContext(callId, await currentWorkspace()));
+    return { ok: true, preview, againstProposal: diffTexts(`agent's ${field}`, `your ${field}`, proposal, content).diff };
   } catch (err) {
     return { ok: false, message: toErrorBody(err).message };
   }
@@ -93,21 +177,141 @@ export interface DecisionOutcome {
   callId: string;
   /** The call's status afterwards, when known. */
   status: string | null;
+  /** The call decided on, named: its tool and its target (path, command or URL). */
+  tool: string | null;
+  target: string | null;
+  /** The verb of the decision made ("Approved", "Rejected"). */
+  verb: "Approved" | "Rejected";
   message: string;
+  /** Where to undo it: the backup of the bytes an approved write replaced, when there is one. */
+  revertHref: string | null;
+}
+
+/** The tool, target and backup of a call, to name it in the decision banner. */
+export async function decidedCall(callId: string): Promise<{ tool: string | null; target: string | null; backupId: string | null; reason: string | null; summary: string | null }> {
+  const row = await db().toolCall.findUnique({ where: { id: callId }, select: { tool: true, target: true, backupId: true, reviewReason: true, summary: true } });
+  return { tool: row?.tool ?? null, target: row?.target ?? null, backupId: row?.backupId ?? null, reason: row?.reviewReason ?? null, summary: row?.summary ?? null };
 }
 
 /**
- * Turns the queue's answer to a decision into one sentence for the reviewer, e.g. "Approved: the
- * call ran and succeeded." or "Approved, but the call ended with conflict (605): The file …".
+ * Turns the queue's answer to a decision into one sentence for the reviewer, naming the call, e.g.
+ * "Approved write_file src/app.ts: the call ran and succeeded." or "Rejected run_command
+ * curl …; the agent was told: “…”", or "Approved, but the call ended with conflict (605): …".
+ * A command that ran but exited non-zero says so ("the command exited 4").
  */
-export function describeDecision(callId: string, result: DecisionResult, verb: "Approved" | "Rejected"): DecisionOutcome {
+export function describeDecision(
+  callId: string,
+  result: DecisionResult,
+  verb: "Approved" | "Rejected",
+  call: { tool: string | null; target: string | null; backupId?: string | null; reason?: string | null; summary?: string | null } = { tool: null, target: null },
+): DecisionOutcome {
+  const base = { callId, tool: call.tool, target: call.target, verb, revertHref: null as string | null };
+  const named = call.tool ? `${call.tool}${call.target ? ` ${call.target}` : ""}` : `call ${callId}`;
   if (!result.ok) {
     const reason = result.error.detail.reason === "already_decided" ? "it was already decided" : result.error.message;
-    return { ok: false, callId, status: typeof result.error.detail.status === "string" ? result.error.detail.status : null, message: `Not ${verb.toLowerCase()}: ${reason}` };
+    return { ...base, ok: false, status: typeof result.error.detail.status === "string" ? result.error.detail.status : null, message: `Not ${verb.toLowerCase()} (${named}): ${reason}` };
   }
-  if (verb === "Rejected") return { ok: true, callId, status: result.status, message: "Rejected; the agent was told why." };
-  if (result.envelope === null) return { ok: true, callId, status: result.status, message: "Approved; the instance that serves this workspace will run it." };
-  if (result.envelope.ok) return { ok: true, callId, status: result.status, message: `Approved: the call ran and ${result.status}.` };
+  if (verb === "Rejected") {
+    const told = call.reason ? `the agent was told: “${call.reason}”` : "no reason was given (the agent was told only that a reviewer rejected it)";
+    return { ...base, ok: true, status: result.status, message: `Rejected ${named}; ${told}.` };
+  }
+  const revertHref = call.backupId ? `/backups/${call.backupId}` : null;
+  if (result.envelope === null) return { ...base, ok: true, status: result.status, message: `Approved ${named}; the instance that serves this workspace will run it.` };
+  if (result.envelope.ok) {
+    const data = result.envelope.data as { exit_code?: unknown } | null;
+    const failure = call.tool === "run_command" ? callOutcome({ tool: "run_command", status: "succeeded", summary: call.summary }) : null;
+    if (failure?.failed) return { ...base, ok: false, status: result.status, revertHref, message: `Approved ${named}: it ran, and the command failed (${failure.label}).` };
+    const exit = call.tool === "run_command" && typeof data?.exit_code === "number" ? ` (exit ${data.exit_code})` : "";
+    return { ...base, ok: true, status: result.status, revertHref, message: `Approved ${named}: the call ran and ${result.status}${exit}.` };
+  }
   const error = result.envelope.error;
-  return { ok: false, callId, status: result.status, message: `Approved, but the call ended with ${error.name} (${error.code}): ${error.message}` };
+  return { ...base, ok: false, status: result.status, revertHref, message: `Approved ${named}, but the call ended with ${error.name} (${error.code}): ${error.message}` };
+}
+
+/** A call that waited for a reviewer and ended without one: expired, or withdrawn by the system. */
+export interface MissedCall {
+  id: string;
+  tool: string;
+  target: string | null;
+  sessionId: string;
+  createdAt: Date;
+  endedAt: Date | null;
+  /** "expired" (nobody decided in time) or "withdrawn" (ended by the system, e.g. its token was revoked). */
+  how: "expired" | "withdrawn";
+  reason: string | null;
+}
+
+/** How far back the "missed" list looks (ms). */
+export const MISSED_WINDOW_MS = 7 * 86_400_000;
+
+/**
+ * Calls that asked for a reviewer and ended without a reviewer's decision in the last
+ * MISSED_WINDOW_MS, newest first: expired ones, and ones the system withdrew (rejected or
+ * interrupted with no reviewer).
+ */
+export async function loadMissed(limit = 50, now = new Date()): Promise<MissedCall[]> {
+  const rows = await db().toolCall.findMany({
+    where: {
+      decision: "ask",
+      createdAt: { gte: new Date(now.getTime() - MISSED_WINDOW_MS) },
+      OR: [{ status: "expired" }, { status: { in: ["rejected", "interrupted"] }, reviewer: null }],
+    },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    take: limit,
+    select: { id: true, tool: true, target: true, sessionId: true, createdAt: true, finishedAt: true, status: true, reviewReason: true, errorName: true },
+  });
+  return rows.map((r) => ({
+    id: r.id,
+    tool: r.tool,
+    target: r.target,
+    sessionId: r.sessionId,
+    createdAt: r.createdAt,
+    endedAt: r.finishedAt,
+    how: r.status === "expired" ? "expired" : "withdrawn",
+    reason: r.reviewReason ?? r.errorName,
+  }));
+}
+
+/** Context lines a reviewer can ask for around each change (beyond it: the whole file). */
+export const MORE_CONTEXT_LINES = 25;
+
+/**
+ * The pending change of a write_file or edit_file call as a unified diff with `context` lines
+ * around each change (Infinity: the whole file), for reading more of the file than the queued
+ * diff's three lines. Computed from the file as it is now and the call's exact arguments, for
+ * display only: it is refused when the file changed since the call was queued (the queued diff
+ * and its conflict warning then stand). Writes nothing.
+ * @returns the diff, or a message saying why none can be shown
+ */
+export async function previewWithContext(callId: string, context: number): Promise<{ ok: true; diff: string } | { ok: false; message: string }> {
+  const row = await db().toolCall.findUnique({ where: { id: callId }, select: { tool: true, status: true, execArgsJson: true, pendingJson: true } });
+  if (!row || row.status !== "pending" || !row.execArgsJson) return { ok: false, message: "This call is not waiting for approval any more." };
+  if (row.tool !== "write_file" && row.tool !== "edit_file") return { ok: false, message: "Only file changes have more context." };
+  const preview = (JSON.parse(row.pendingJson ?? "{}") as { preview?: ToolPreview }).preview ?? {};
+  if (preview.path === undefined) return { ok: false, message: "The call is not about one file." };
+  const workspace = await currentWorkspace();
+  try {
+    const bytes = await readWorkspaceFile(workspace, preview.path);
+    const now = bytes === null ? null : sha256Hex(bytes);
+    if (now !== (preview.targetSha256 ?? null)) return { ok: false, message: "The file changed since the diff was computed; only the queued diff is shown." };
+    const args = JSON.parse(row.execArgsJson) as Record<string, unknown>;
+    let before = bytes === null ? "" : decodeForDisplay(bytes);
+    let after: string;
+    if (row.tool === "write_file") after = String(args.content ?? "");
+    else {
+      if (bytes === null) return { ok: false, message: "The file does not exist." };
+      const doc = editableText(bytes);
+      const edited = applyEdit(doc, { path: preview.path, oldString: String(args.old_string ?? ""), newString: String(args.new_string ?? ""), replaceAll: args.replace_all === true });
+      before = doc.toDisplay(doc.text);
+      after = doc.toDisplay(edited.text);
+    }
+    // Line endings are compared as LF here (the queued diff above reports their changes).
+    before = before.replace(/\r\n/g, "\n");
+    after = after.replace(/\r\n/g, "\n");
+    const lines = Number.isFinite(context) ? Math.max(0, Math.floor(context)) : Math.max(before.split("\n").length, after.split("\n").length);
+    const patch = structuredPatch(`a/${preview.path}`, `b/${preview.path}`, before, after, undefined, undefined, { context: lines });
+    return { ok: true, diff: formatPatch(patch, FILE_HEADERS_ONLY) };
+  } catch (err) {
+    return { ok: false, message: toErrorBody(err).message };
+  }
 }

@@ -23,17 +23,50 @@ export interface EventRow {
   hash: string;
 }
 
+/** Filters of the audit page's event list (every field optional). */
+export interface EventFilters {
+  /** Only events with a smaller seq (the cursor of the next page). */
+  before?: number;
+  /** Only events of this type (e.g. "call.approved"). */
+  type?: string;
+  /** Only events of this call. */
+  callId?: string;
+  /** Only events of this session's calls (its newest SESSION_FILTER_CALLS calls). */
+  sessionId?: string;
+  /** Only events by this actor ("reviewer:admin", "agent:agt_…", "system"); a trailing ":" matches a kind ("reviewer:"). */
+  actor?: string;
+  /** Only events created in this range (inclusive). */
+  from?: Date;
+  to?: Date;
+}
+
+/** Most calls of one session the session filter looks at (its newest). */
+export const SESSION_FILTER_CALLS = 10_000;
+
 /**
- * Events, newest first, `EVENTS_PAGE_SIZE` at a time.
- * @param before only events with a smaller seq (the cursor of the next page), when given
- * @param type only events of this type (e.g. "call.approved"), when given
+ * Events, newest first, `EVENTS_PAGE_SIZE` at a time, under `filters`.
  * @returns the page and the cursor of the next one (null on the last page)
  */
-export async function listEvents(before: number | undefined, type: string | undefined): Promise<{ items: EventRow[]; next: number | null }> {
-  const where: Prisma.EventWhereInput = { ...(before !== undefined && { seq: { lt: before } }), ...(type && { type }) };
-  const rows = await db().event.findMany({ where, orderBy: { seq: "desc" }, take: EVENTS_PAGE_SIZE + 1 });
+export async function listEvents(filters: EventFilters = {}): Promise<{ items: EventRow[]; next: number | null }> {
+  const and: Prisma.EventWhereInput[] = [];
+  if (filters.before !== undefined) and.push({ seq: { lt: filters.before } });
+  if (filters.type) and.push({ type: filters.type });
+  if (filters.callId) and.push({ callId: filters.callId });
+  if (filters.actor) and.push(filters.actor.endsWith(":") ? { actor: { startsWith: filters.actor } } : { actor: filters.actor });
+  if (filters.from || filters.to) and.push({ createdAt: { ...(filters.from && { gte: filters.from }), ...(filters.to && { lte: filters.to }) } });
+  if (filters.sessionId) {
+    const calls = await db().toolCall.findMany({ where: { sessionId: filters.sessionId }, orderBy: { createdAt: "desc" }, take: SESSION_FILTER_CALLS, select: { id: true } });
+    and.push({ callId: { in: calls.map((c) => c.id) } });
+  }
+  const rows = await db().event.findMany({ where: { AND: and }, orderBy: { seq: "desc" }, take: EVENTS_PAGE_SIZE + 1 });
   const items = rows.slice(0, EVENTS_PAGE_SIZE).map((e) => ({ seq: e.seq, type: e.type, callId: e.callId, actor: e.actor, data: e.dataJson, createdAt: e.createdAt, hash: e.hash }));
   return { items, next: rows.length > EVENTS_PAGE_SIZE ? items[items.length - 1].seq : null };
+}
+
+/** Distinct actors, for the filter menu (kinds first: "reviewer:", "agent:", then each actor). */
+export async function eventActors(): Promise<string[]> {
+  const groups = await db().event.groupBy({ by: ["actor"], orderBy: { actor: "asc" }, take: 500 });
+  return groups.map((g) => g.actor);
 }
 
 /** Distinct event types, for the filter menu. */

@@ -1,3 +1,4 @@
+import { sha256Hex } from "@/lib/workspace/text";
 import { db } from "@/lib/db";
 import { toErrorBody } from "@/lib/errors";
 import { getBlob } from "@/lib/backups/blobs";
@@ -126,6 +127,11 @@ export interface VersionDiff extends FileDiff {
   newLabel: string;
   /** Set when the other side could not be read (e.g. the path now leaves the workspace). */
   error: string | null;
+  /**
+   * Against the current file: its sha256 as diffed (null when there is no file); the restore
+   * passes it on so a file changed since is refused. Undefined against another version.
+   */
+  currentSha256?: string | null;
 }
 
 /**
@@ -141,7 +147,13 @@ export async function diffVersion(backupId: string, against: DiffTarget): Promis
   if (against.kind === "current") {
     try {
       const current = await readWorkspaceFile(await currentWorkspace(), version.path);
-      return { ...diffFileBytes(version.path, current, bytes, { legacy: getConfig().legacyEncoding }), oldLabel: current === null ? "current file (missing)" : "current file", newLabel: label(version), error: null };
+      return {
+        ...diffFileBytes(version.path, current, bytes, { legacy: getConfig().legacyEncoding }),
+        oldLabel: current === null ? "current file (missing)" : "current file",
+        newLabel: label(version),
+        error: null,
+        currentSha256: current === null ? null : sha256Hex(current),
+      };
     } catch (err) {
       return { diff: "", additions: 0, deletions: 0, notes: [], oldLabel: "current file", newLabel: label(version), error: toErrorBody(err).message };
     }

@@ -1,7 +1,9 @@
 import { db } from "@/lib/db";
 import { getBlob } from "@/lib/backups/blobs";
 import { getConfig } from "@/lib/config";
-import { diffFileBytes } from "@/lib/diff/unified";
+import { diffFileBytes, diffTexts } from "@/lib/diff/unified";
+import { sessionName } from "@/lib/dashboard/outcome";
+import { getTool } from "@/lib/tools/registry";
 import { readWorkspaceFile } from "@/lib/dashboard/files";
 import { currentWorkspace } from "@/lib/gateway/workspace";
 import { markerKinds } from "@/lib/redact";
@@ -41,11 +43,20 @@ export interface CallDetail {
   door: string;
   status: string;
   decision: string | null;
-  session: { id: string; agentName: string | null };
+  session: { id: string; agentName: string | null; externalId: string };
   /** Arguments as received (secrets redacted). */
   args: unknown;
   /** Arguments as the reviewer edited them before approving, or null. */
   editedArgs: unknown;
+  /**
+   * The reviewer's edit as a unified diff of the edited argument (agent's proposal → reviewer's
+   * value, e.g. write_file's content), or null when the call was not edited.
+   */
+  editDiff: { field: string; diff: string; additions: number; deletions: number } | null;
+  /** What the agent said the call is for (recorded with it, e.g. the Claude Code hook's description). */
+  description: string | null;
+  /** The name the agent gave the session (its X-Agent-Session value). */
+  sessionName: string;
   pathRaw: string | null;
   pathResolved: string | null;
   target: string | null;
@@ -117,7 +128,10 @@ export async function getCallDetail(callId: string): Promise<CallDetail | null> 
     door: row.door,
     status: row.status,
     decision: row.decision,
-    session: { id: row.sessionId, agentName: row.session.agent?.name ?? null },
+    session: { id: row.sessionId, agentName: row.session.agent?.name ?? null, externalId: row.session.externalId },
+    sessionName: sessionName(row.session.externalId),
+    editDiff: editDiffOf(row.tool, args, parseJson(row.editedArgsJson)),
+    description: describedAs(events.find((e) => e.type === "call.received")?.dataJson ?? null),
     args,
     editedArgs: parseJson(row.editedArgsJson),
     pathRaw: row.pathRaw,
@@ -235,4 +249,21 @@ async function bytesWithSha(relPath: string, sha: string): Promise<Buffer | null
 /** True when a call with this id exists (a cheap check before loading the whole detail). */
 export async function callExists(callId: string): Promise<boolean> {
   return (await db().toolCall.count({ where: { id: callId } })) > 0;
+}
+
+/** The reviewer's edit of the tool's editable argument as a diff, or null when there is none. */
+function editDiffOf(tool: string, args: unknown, edited: unknown): CallDetail["editDiff"] {
+  const field = getTool(tool)?.editable?.field;
+  if (!field || !edited || typeof edited !== "object" || !args || typeof args !== "object") return null;
+  const before = (args as Record<string, unknown>)[field];
+  const after = (edited as Record<string, unknown>)[field];
+  if (typeof before !== "string" || typeof after !== "string") return null;
+  return { field, ...diffTexts(`agent's ${field}`, `reviewer's ${field}`, before, after) };
+}
+
+/** The `description` in a received event's data, or null. */
+function describedAs(dataJson: string | null): string | null {
+  if (!dataJson) return null;
+  const data = parseJson(dataJson) as { description?: unknown } | null;
+  return data && typeof data.description === "string" && data.description.trim() !== "" ? data.description : null;
 }

@@ -28,3 +28,24 @@ export function restoreLineBreaks(original: string, edited: string): string {
 export function losesCarriageReturns(original: string): boolean {
   return lineBreakStyle(original) === "mixed";
 }
+
+/**
+ * The first changed line (1-based, on the new side) of a unified diff, or 1 when it has none: where
+ * the editor opens, so the reviewer starts at the change rather than at the top of the file.
+ */
+export function firstChangedLine(diff: string): number {
+  let line = 0;
+  let inHunk = false;
+  for (const text of diff.split("\n")) {
+    const hunk = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(text);
+    if (hunk) {
+      line = Number(hunk[1]);
+      inHunk = true;
+      continue;
+    }
+    if (!inHunk) continue;
+    if (text.startsWith("+") || text.startsWith("-")) return Math.max(1, line);
+    if (text.startsWith(" ")) line++;
+  }
+  return 1;
+}

@@ -1,10 +1,11 @@
 import { db } from "@/lib/db";
 import { listRecentCalls, type RecentCall } from "@/lib/audit/queries";
+import { FAILED_CALL_WHERE } from "@/lib/dashboard/outcome";
 
 /** Figures of the overview page. */
 export interface Overview {
   pending: number;
-  /** Calls created in the last 24 hours, and those of them that ended with an error. */
+  /** Calls created in the last 24 hours, and those of them that failed (errors and failed commands). */
   callsLastDay: number;
   errorsLastDay: number;
   sessionsLastDay: number;
@@ -18,7 +19,7 @@ export async function loadOverview(now = new Date()): Promise<Overview> {
   const [pending, callsLastDay, errorsLastDay, sessionsLastDay, activeAgents, recent] = await Promise.all([
     db().toolCall.count({ where: { status: "pending" } }),
     db().toolCall.count({ where: { createdAt: { gte: since } } }),
-    db().toolCall.count({ where: { createdAt: { gte: since }, errorName: { not: null } } }),
+    db().toolCall.count({ where: { AND: [{ createdAt: { gte: since } }, FAILED_CALL_WHERE] } }),
     db().session.count({ where: { lastCallAt: { gte: since } } }),
     db().agent.count({ where: { revokedAt: null } }),
     listRecentCalls(25),

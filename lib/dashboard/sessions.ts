@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { db } from "@/lib/db";
 import type { Prisma } from "@/lib/generated/prisma/client";
+import { callOutcome, FAILED_CALL_WHERE, finalDecision, sessionName, type OutcomeTone } from "@/lib/dashboard/outcome";
 
 /**
  * Reads for the sessions list and a session's timeline. A session is one agent run
@@ -25,8 +26,13 @@ export interface SessionRow {
   lastCallAt: Date;
   calls: number;
   pending: number;
-  /** Calls that ended with an error (any error name: failures, rejections, denials, expiries). */
+  /**
+   * Calls that failed: any error name (failures, rejections, denials, expiries) and commands that
+   * ran but exited non-zero, timed out or hit a limit.
+   */
   errors: number;
+  /** The name the agent gave the session (its X-Agent-Session value), see `sessionName`. */
+  name: string;
 }
 
 /**
@@ -50,7 +56,7 @@ export async function listSessions(page: number, agentId?: string): Promise<{ it
   const [calls, pending, errors] = await Promise.all([
     countBySession({ sessionId: { in: ids } }),
     countBySession({ sessionId: { in: ids }, status: "pending" }),
-    countBySession({ sessionId: { in: ids }, errorName: { not: null } }),
+    countBySession({ AND: [{ sessionId: { in: ids } }, FAILED_CALL_WHERE] }),
   ]);
   return {
     total,
@@ -66,6 +72,7 @@ export async function listSessions(page: number, agentId?: string): Promise<{ it
       calls: calls.get(r.id) ?? 0,
       pending: pending.get(r.id) ?? 0,
       errors: errors.get(r.id) ?? 0,
+      name: sessionName(r.externalId),
     })),
   };
 }
@@ -85,7 +92,7 @@ export async function getSession(sessionId: string): Promise<SessionRow | null> 
   const [calls, pending, errors] = await Promise.all([
     db().toolCall.count({ where: { sessionId } }),
     db().toolCall.count({ where: { sessionId, status: "pending" } }),
-    db().toolCall.count({ where: { sessionId, errorName: { not: null } } }),
+    db().toolCall.count({ where: { AND: [{ sessionId }, FAILED_CALL_WHERE] } }),
   ]);
   return {
     id: row.id,
@@ -99,6 +106,7 @@ export async function getSession(sessionId: string): Promise<SessionRow | null> 
     calls,
     pending,
     errors,
+    name: sessionName(row.externalId),
   };
 }
 
@@ -170,11 +178,17 @@ export interface TimelineData {
   decision: number[];
   target: string[];
   error: number[];
+  /** Outcome of each call (index into `outcomes`): "succeeded", "exit 4", "rejected · …". */
+  outcome: number[];
+  /** Final decision of each call (index into `finals`): "auto-allowed", "approved", "rejected", … */
+  final: number[];
   /** Dictionaries the index columns point into. `decisions`/`errors` hold "" for none. */
   tools: string[];
   statuses: string[];
   decisions: string[];
   errors: string[];
+  outcomes: { label: string; tone: OutcomeTone; failed: boolean }[];
+  finals: string[];
   /** Calls matching the filters (may exceed `ids.length`, which stops at TIMELINE_LIMIT). */
   matched: number;
   /** Server time when read (ms), to draw bars of unfinished calls up to now. */
@@ -198,7 +212,7 @@ export async function loadTimeline(sessionId: string, filters: TimelineFilters):
       where,
       orderBy: [{ createdAt: "asc" }, { id: "asc" }],
       take: TIMELINE_LIMIT,
-      select: { id: true, createdAt: true, finishedAt: true, durationMs: true, tool: true, status: true, decision: true, target: true, errorName: true },
+      select: { id: true, createdAt: true, finishedAt: true, durationMs: true, tool: true, status: true, decision: true, target: true, errorName: true, summary: true, reviewer: true },
     }),
     db().toolCall.count({ where }),
   ]);
@@ -222,6 +236,9 @@ export async function loadTimeline(sessionId: string, filters: TimelineFilters):
   const statuses = dict();
   const decisions = dict();
   const errors = dict();
+  const outcomes = dict();
+  const finals = dict();
+  const outcomeInfo: TimelineData["outcomes"] = [];
   const data: TimelineData = {
     ids: [],
     start: [],
@@ -236,6 +253,10 @@ export async function loadTimeline(sessionId: string, filters: TimelineFilters):
     statuses: statuses.values,
     decisions: decisions.values,
     errors: errors.values,
+    outcome: [],
+    final: [],
+    outcomes: outcomeInfo,
+    finals: finals.values,
     matched,
     now: Date.now(),
   };
@@ -249,6 +270,11 @@ export async function loadTimeline(sessionId: string, filters: TimelineFilters):
     data.decision.push(decisions.code(r.decision ?? ""));
     data.target.push(r.target ?? "");
     data.error.push(errors.code(r.errorName ?? ""));
+    const outcome = callOutcome(r);
+    const o = outcomes.code(outcome.label);
+    if (o === outcomeInfo.length) outcomeInfo.push(outcome);
+    data.outcome.push(o);
+    data.final.push(finals.code(finalDecision(r)));
   }
   return data;
 }

@@ -45,6 +45,8 @@ export interface Caller {
   reviewer?: string;
   /** The agent's own session key (X-Agent-Session, MCP session id), or null. */
   sessionKey: string | null;
+  /** What the agent says the call is for (the Claude Code hook's `description`), recorded with it. */
+  description?: string;
   /** W3C trace context of the request (`traceparent`, validated), stored with the call. */
   traceparent?: string | null;
 }
@@ -162,6 +164,7 @@ export async function decideCall(caller: Caller, toolName: string, rawArgs: unkn
     args: tooDeep ? { _refused: `arguments nested deeper than ${MAX_JSON_DEPTH} levels` } : rawArgs,
     hostId: config.hostId,
     actor,
+    ...(caller.description !== undefined && { description: caller.description }),
     traceparent: caller.traceparent ?? null,
   });
   const reject = async (error: ErrorBody, notes: AuditNotes = {}, status: "rejected" | "denied" = "rejected", extra = {}): Promise<Decision> => {

@@ -76,7 +76,8 @@ export async function decideClaudeCodeHook(agent: AgentIdentity, payload: PreToo
   if (!mapped) {
     return verdict(null, `Agent Reach does not supervise ${payload.tool_name}; Claude Code's own permissions apply.`, null, null);
   }
-  const envelope = await decideOnly({ door: "hook", agent, sessionKey: payload.session_id ?? null }, mapped.tool, mapped.args, options);
+  const description = typeof payload.tool_input.description === "string" ? payload.tool_input.description : undefined;
+  const envelope = await decideOnly({ door: "hook", agent, sessionKey: payload.session_id ?? null, ...(description !== undefined && { description }) }, mapped.tool, mapped.args, options);
   const ref = envelope.call_id ? ` (Agent Reach call ${envelope.call_id})` : "";
   if (envelope.ok) {
     const data = envelope.data as { decision?: string; reviewer?: string; rule?: { id: string } | null };

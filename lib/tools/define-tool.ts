@@ -169,6 +169,11 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType, Output = u
    * not have side effects; `ctx` gives read-only lookups (e.g. the path of a backup).
    */
   subject(args: z.infer<Schema>, ctx: SubjectContext): ToolSubject | Promise<ToolSubject>;
+  /**
+   * A reviewer may change this argument before approving (the approval then runs the call with
+   * the reviewer's value, and the log keeps both). Absent: the call is approved or rejected as is.
+   */
+  editable?: { field: string; label: string };
   /** For calls that may wait for approval: the proposed change, computed without side effects. */
   preview?(args: z.infer<Schema>, ctx: ToolContext): Promise<ToolPreview>;
   /**

@@ -132,6 +132,7 @@ export const editFileTool = defineTool({
     "The result has path, replacements, lines, size_bytes, sha256_before, sha256, backup_id (for restore_backup), diff, additions, deletions, eol, bom, encoding and warnings.",
   ].join(" "),
   input: EditFileInput,
+  editable: { field: "new_string", label: "Replacement text" },
   risk: "write",
   output: EditFileOutput,
   subject: (args) => ({ paths: [args.path] }),

@@ -114,6 +114,7 @@ export const writeFileTool = defineTool({
     "The result has path, created, size_bytes, sha256_before, sha256, backup_id (for restore_backup), diff, additions, deletions, eol, bom, encoding, mode and warnings.",
   ].join(" "),
   input: WriteFileInput,
+  editable: { field: "content", label: "Content to write" },
   risk: "write",
   output: UpdateResultOutput,
   annotations: { idempotentHint: true },

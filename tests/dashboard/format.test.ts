@@ -31,3 +31,12 @@ describe("formatting", () => {
     [2 * 86_400_000, "2 d ago"],
   ])("age %s ms → %s", (ago, s) => expect(formatAge(new Date(1_000_000_000_000 - ago), 1_000_000_000_000)).toBe(s));
 });
+
+describe("editor position", () => {
+  it("opens at the first changed line on the new side of a unified diff", async () => {
+    const { firstChangedLine } = await import("@/lib/dashboard/edit-text");
+    expect(firstChangedLine("--- a/x\n+++ b/x\n@@ -57,7 +57,7 @@\n line 57\n line 58\n line 59\n-line 60\n+line sixty\n")).toBe(60);
+    expect(firstChangedLine("--- /dev/null\n+++ b/x\n@@ -0,0 +1,2 @@\n+a\n+b\n")).toBe(1);
+    expect(firstChangedLine("")).toBe(1);
+  });
+});

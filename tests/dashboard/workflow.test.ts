@@ -80,7 +80,7 @@ describe("approvals inbox reads", () => {
     expect(outcome).toMatchObject({ ok: true, status: "succeeded" });
     expect(fs.readFileSync(path.join(workspace, "crlf.txt"), "utf8")).toBe("x\r\ny\r\nedited\r\n");
     const again = lib.approvals.describeDecision(callId, await lib.queue.rejectCall(callId, "admin", "late"), "Rejected");
-    expect(again).toMatchObject({ ok: false, message: "Not rejected: it was already decided" });
+    expect(again).toMatchObject({ ok: false, message: `Not rejected (call ${callId}): it was already decided` });
   });
 });
 

@@ -112,16 +112,20 @@ describe("approvals inbox", () => {
     const notifications = await page.evaluate(() => (window as unknown as { __notifications: { title: string }[] }).__notifications);
     expect(notifications.map((n) => n.title)).toContain("write_file waits for approval");
 
-    await page.locator(".d2h-file-side-diff").first().waitFor();
+    // Unified (line by line) by default; side by side on request at this width.
+    await page.locator(".d2h-file-diff").first().waitFor();
     expect(await page.locator(".d2h-ins").allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining("streaming: true,")]));
     expect(await page.locator(".d2h-code-line-ctn [class*='hljs-']").count()).toBeGreaterThan(0);
     expect(await detail().textContent()).toContain(`sha256 ${sha256(before)}`);
     await screenshot(page, "approvals-inbox-diff.png");
 
-    await page.click('button:has-text("Line by line")');
-    await page.locator(".d2h-file-diff").first().waitFor();
     await page.click('button:has-text("Side by side")');
+    await page.locator(".d2h-file-side-diff").first().waitFor();
+    await page.click('button:has-text("Unified")');
+    await page.locator(".d2h-file-diff").first().waitFor();
 
+    // A decision counts once the call has been on screen long enough (armed).
+    await page.locator('main [data-testid="approval-detail"][data-armed="true"]').waitFor();
     await page.keyboard.press("a");
     const agent = await agentRequest;
     expect(agent.status).toBe(200);
@@ -138,6 +142,7 @@ describe("approvals inbox", () => {
     fs.writeFileSync(path.join(server.workspace, "notes.txt"), "one, changed by someone else\n");
     await page.goto(`${server.url}/approvals?call=${callId}`);
     await page.locator('main [data-testid="changed-since"]').waitFor();
+    await page.locator('main [data-testid="approval-detail"][data-armed="true"]').waitFor();
     expect(await page.locator('main [data-testid="changed-since"]').textContent()).toContain(sha256("one, changed by someone else\n"));
 
     await page.keyboard.press("r");
@@ -192,6 +197,7 @@ describe("approvals inbox", () => {
     const agentRequest = server.call("write_file", { path: "draft.txt", content: "agent version\n" }, { prefer: "wait=60" });
     await page.goto(`${server.url}/approvals`);
     await detail().waitFor();
+    await page.locator('main [data-testid="approval-detail"][data-armed="true"]').waitFor();
     await page.keyboard.press("e");
     const editor = page.locator('main [data-testid="content-editor"]');
     await editor.waitFor();

@@ -57,12 +57,12 @@ describe("backups", () => {
 
     await versions.first().locator("a").first().click();
     const diff = page.locator('main [data-testid="backup-diff"]');
-    await diff.locator(".d2h-file-side-diff").first().waitFor();
+    await diff.locator(".d2h-file-diff").first().waitFor(); // unified by default
     expect(await diff.locator(".d2h-del").allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining('ALLOWED_HOSTS = ["*"]')]));
     expect(await diff.locator(".d2h-ins").allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining('ALLOWED_HOSTS = ["api.example.com"]')]));
     await screenshot(page, "backup-diff.png");
 
-    await page.click('a:has-text("Content")');
+    await page.click('main a:text-is("Content")');
     await page.waitForURL((u) => u.searchParams.get("view") === "content");
     expect(await page.locator("main pre").first().textContent()).toBe(V1);
     const backupUrl = page.url().replace(/\?.*$/, "");

@@ -4,14 +4,16 @@ import { useEffect, useRef, useState, useSyncExternalStore } from "react";
 import { parse } from "diff2html/lib-esm/diff2html";
 import { ColorSchemeType } from "diff2html/lib-esm/types";
 import { Diff2HtmlUI } from "diff2html/lib-esm/ui/js/diff2html-ui-slim";
+import { readableDiffName } from "@/lib/dashboard/diff-names";
 import { describeHidden, HIDDEN_CHARACTER } from "@/lib/dashboard/reveal";
 import { BUTTON } from "./page-parts";
 
 /**
  * A unified diff drawn by diff2html with syntax colours (highlight.js through diff2html's slim
- * UI), side by side or line by line (the choice is remembered in localStorage). Long lines wrap
- * and invisible, bidirectional and control characters are marked, so nothing that will be
- * written is out of sight. Very large diffs wait for an explicit click before drawing.
+ * UI): line by line (unified) by default, side by side on request where the screen is wide
+ * enough (the choice is remembered in localStorage). Long lines wrap, file names show their real
+ * (non-ASCII) spelling, and invisible, bidirectional and control characters are marked, so
+ * nothing that will be written is out of sight. Very large diffs wait for a click before drawing.
  */
 
 export type DiffFormat = "side-by-side" | "line-by-line";
@@ -20,11 +22,15 @@ const STORAGE_KEY = "agent-reach:diff-format";
 /** Above this many characters the diff is drawn only on request (drawing can take seconds). */
 const LARGE_DIFF_CHARS = 1_000_000;
 const listeners = new Set<() => void>();
-/** The stored choice; without one, line by line on a narrow screen and side by side elsewhere. */
+/** Narrowest window (px) where side by side is offered: below it two columns cut every line. */
+export const SIDE_BY_SIDE_MIN_WIDTH = 1024;
+function wideEnough(): boolean {
+  return window.matchMedia(`(min-width: ${SIDE_BY_SIDE_MIN_WIDTH}px)`).matches;
+}
+/** The stored choice where the window is wide enough for it; line by line (unified) otherwise. */
 function readFormat(): DiffFormat {
   const stored = localStorage.getItem(STORAGE_KEY);
-  if (stored === "line-by-line" || stored === "side-by-side") return stored;
-  return window.matchMedia("(max-width: 640px)").matches ? "line-by-line" : "side-by-side";
+  return stored === "side-by-side" && wideEnough() ? "side-by-side" : "line-by-line";
 }
 function writeFormat(format: DiffFormat) {
   localStorage.setItem(STORAGE_KEY, format);
@@ -32,12 +38,16 @@ function writeFormat(format: DiffFormat) {
 }
 function subscribeFormat(listener: () => void) {
   listeners.add(listener);
-  return () => listeners.delete(listener);
+  window.addEventListener("resize", listener);
+  return () => {
+    listeners.delete(listener);
+    window.removeEventListener("resize", listener);
+  };
 }
 
 /** The reviewer's diff layout, shared by every diff on the page. */
 export function useDiffFormat(): [DiffFormat, (f: DiffFormat) => void] {
-  const format = useSyncExternalStore(subscribeFormat, readFormat, () => "side-by-side" as DiffFormat);
+  const format = useSyncExternalStore(subscribeFormat, readFormat, () => "line-by-line" as DiffFormat);
   return [format, writeFormat];
 }
 
@@ -49,6 +59,8 @@ export function useDiffFormat(): [DiffFormat, (f: DiffFormat) => void] {
 function parseDiff(diff: string) {
   return parse(diff).map((file) => ({
     ...file,
+    oldName: readableDiffName(file.oldName),
+    newName: readableDiffName(file.newName),
     isNew: file.isNew || file.oldName === "/dev/null",
     isDeleted: file.isDeleted || file.newName === "/dev/null",
   }));
@@ -88,7 +100,11 @@ function markHiddenCharacters(root: HTMLElement): number {
   return nodes.length;
 }
 
-export function DiffView({ diff, title, testId = "diff" }: { diff: string; title?: React.ReactNode; testId?: string }) {
+/**
+ * @param created the diff is of a file that does not exist yet: an empty diff then means "creates
+ *   an empty file", which is a change, never "no changes"
+ */
+export function DiffView({ diff, title, testId = "diff", created = false }: { diff: string; title?: React.ReactNode; testId?: string; created?: boolean }) {
   const [format, setFormat] = useDiffFormat();
   const [forceLarge, setForceLarge] = useState(false);
   const target = useRef<HTMLDivElement>(null);
@@ -114,21 +130,27 @@ export function DiffView({ diff, title, testId = "diff" }: { diff: string; title
     setOverflowing([...el.querySelectorAll<HTMLElement>(".d2h-file-side-diff")].some((side) => side.scrollWidth > side.clientWidth + 1));
   }, [diff, format, large]);
 
-  if (diff === "") return <p className="text-sm text-zinc-500">No changes: the content is identical.</p>;
+  if (diff === "" && created)
+    return (
+      <p className="rounded-md border border-emerald-400 bg-emerald-50 p-2 text-sm text-emerald-950 dark:border-emerald-800 dark:bg-emerald-950 dark:text-emerald-50" data-testid={testId} data-empty-file="true">
+        Creates a new, empty file (0 bytes). There are no lines to show, but the file will exist afterwards.
+      </p>
+    );
+  if (diff === "") return <p className="text-sm text-zinc-700 dark:text-zinc-300" data-testid={testId}>No changes: the content is identical.</p>;
   return (
     <div className="min-w-0" data-testid={testId}>
       <div className="mb-2 flex flex-wrap items-center justify-between gap-2">
         <div className="min-w-0 text-sm">{title}</div>
         <div className="inline-flex overflow-hidden rounded-md border border-zinc-300 text-xs dark:border-zinc-700" role="group" aria-label="Diff layout">
-          {(["side-by-side", "line-by-line"] as const).map((f) => (
+          {(["line-by-line", "side-by-side"] as const).map((f) => (
             <button
               key={f}
               type="button"
               onClick={() => setFormat(f)}
               aria-pressed={format === f}
-              className={`px-2.5 py-1 ${format === f ? "bg-zinc-900 text-white dark:bg-zinc-100 dark:text-zinc-900" : "hover:bg-zinc-100 dark:hover:bg-zinc-800"}`}
+              className={`ar-diff-layout px-2.5 py-1 ${f === "side-by-side" ? "ar-wide-only" : ""} ${format === f ? "bg-zinc-900 text-white dark:bg-zinc-100 dark:text-zinc-900" : "hover:bg-zinc-100 dark:hover:bg-zinc-800"}`}
             >
-              {f === "side-by-side" ? "Side by side" : "Line by line"}
+              {f === "side-by-side" ? "Side by side" : "Unified"}
             </button>
           ))}
         </div>

@@ -21,12 +21,12 @@ function isActive(pathname: string, href: string): boolean {
   return pathname === href || pathname.startsWith(`${href}/`);
 }
 
-/** The dashboard's navigation: a sidebar on wide screens, a scrolling bar at phone width. */
+/** The dashboard's navigation: a sidebar on wide screens; at phone width every link wraps into view. */
 export function Nav() {
   const pathname = usePathname();
   const { pending, connected } = useLive();
   return (
-    <nav aria-label="Main" className="-mx-1 flex gap-1 overflow-x-auto pb-1 md:mx-0 md:flex-col md:overflow-visible md:pb-0">
+    <nav aria-label="Main" className="-mx-1 flex flex-wrap gap-1 pb-2 md:mx-0 md:flex-col md:flex-nowrap md:pb-0">
       {LINKS.map((link) => {
         const active = isActive(pathname, link.href);
         return (
@@ -35,19 +35,19 @@ export function Nav() {
             href={link.href}
             aria-current={active ? "page" : undefined}
             className={`flex shrink-0 items-center justify-between gap-2 rounded-md px-3 py-1.5 text-sm ${
-              active ? "bg-zinc-900 text-white dark:bg-zinc-100 dark:text-zinc-900" : "text-zinc-700 hover:bg-zinc-200 dark:text-zinc-300 dark:hover:bg-zinc-800"
+              active ? "bg-zinc-900 text-white dark:bg-zinc-100 dark:text-zinc-900" : "text-zinc-800 hover:bg-zinc-200 dark:text-zinc-200 dark:hover:bg-zinc-800"
             }`}
           >
             {link.label}
             {link.href === "/approvals" && pending > 0 && (
-              <span data-testid="pending-count" className="rounded-full bg-amber-500 px-1.5 text-xs font-semibold text-white">
+              <span data-testid="pending-count" aria-label={`${pending} waiting`} className="rounded-full bg-amber-800 px-1.5 text-xs font-semibold text-white dark:bg-amber-300 dark:text-amber-950">
                 {pending}
               </span>
             )}
           </Link>
         );
       })}
-      <span className="hidden px-3 pt-3 text-xs text-zinc-500 md:block" data-testid="live-status">
+      <span className="hidden px-3 pt-3 text-xs text-zinc-700 md:block dark:text-zinc-300" data-testid="live-status">
         <span className={`mr-1 inline-block h-2 w-2 rounded-full ${connected ? "bg-emerald-500" : "bg-zinc-400"}`} />
         {connected ? "live" : "connecting…"}
       </span>

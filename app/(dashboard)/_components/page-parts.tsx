@@ -6,7 +6,7 @@ export function PageHeader({ title, description, children }: { title: React.Reac
     <header className="mb-4 flex flex-col gap-2 sm:flex-row sm:items-end sm:justify-between">
       <div className="min-w-0">
         <h1 className="text-xl font-semibold tracking-tight">{title}</h1>
-        {description && <p className="mt-1 text-sm text-zinc-500 dark:text-zinc-400">{description}</p>}
+        {description && <div className="mt-1 text-sm text-zinc-700 dark:text-zinc-300">{description}</div>}
       </div>
       {children && <div className="flex flex-wrap items-center gap-2">{children}</div>}
     </header>
@@ -19,7 +19,7 @@ export function Card({ title, children, className = "", actions }: { title?: Rea
     <section className={`min-w-0 rounded-lg border border-zinc-200 bg-white p-4 shadow-sm dark:border-zinc-800 dark:bg-zinc-900 ${className}`}>
       {(title || actions) && (
         <div className="mb-3 flex flex-wrap items-center justify-between gap-2">
-          {title && <h2 className="text-sm font-semibold uppercase tracking-wide text-zinc-500 dark:text-zinc-400">{title}</h2>}
+          {title && <h2 className="text-sm font-semibold uppercase tracking-wide text-zinc-700 dark:text-zinc-300">{title}</h2>}
           {actions}
         </div>
       )}
@@ -44,7 +44,7 @@ export function Facts({ items }: { items: [React.ReactNode, React.ReactNode][] }
     <dl className="grid grid-cols-1 gap-x-4 gap-y-1 text-sm sm:grid-cols-[max-content_1fr]">
       {items.map(([label, value], i) => (
         <div key={i} className="contents">
-          <dt className="text-zinc-500 dark:text-zinc-400">{label}</dt>
+          <dt className="text-zinc-700 dark:text-zinc-300">{label}</dt>
           <dd className="mb-1 min-w-0 break-words sm:mb-0">{value}</dd>
         </div>
       ))}
@@ -76,11 +76,11 @@ export function Mono({ children, className = "" }: { children: React.ReactNode; 
 /** Shared button styles. */
 export const BUTTON = {
   primary: "inline-flex items-center justify-center gap-1 rounded-md bg-zinc-900 px-3 py-1.5 text-sm font-medium text-white hover:bg-zinc-700 disabled:opacity-50 dark:bg-zinc-100 dark:text-zinc-900 dark:hover:bg-zinc-300",
-  approve: "inline-flex items-center justify-center gap-1 rounded-md bg-emerald-600 px-3 py-1.5 text-sm font-medium text-white hover:bg-emerald-700 disabled:opacity-50",
-  danger: "inline-flex items-center justify-center gap-1 rounded-md bg-red-600 px-3 py-1.5 text-sm font-medium text-white hover:bg-red-700 disabled:opacity-50",
-  secondary: "inline-flex items-center justify-center gap-1 rounded-md border border-zinc-300 bg-white px-3 py-1.5 text-sm font-medium hover:bg-zinc-50 disabled:opacity-50 dark:border-zinc-700 dark:bg-zinc-900 dark:hover:bg-zinc-800",
-  small: "inline-flex items-center justify-center rounded border border-zinc-300 px-2 py-0.5 text-xs hover:bg-zinc-100 disabled:opacity-40 dark:border-zinc-700 dark:hover:bg-zinc-800",
+  approve: "inline-flex items-center justify-center gap-1 rounded-md bg-emerald-700 px-3 py-1.5 text-sm font-semibold text-white hover:bg-emerald-800 disabled:opacity-50",
+  danger: "inline-flex items-center justify-center gap-1 rounded-md bg-red-700 px-3 py-1.5 text-sm font-semibold text-white hover:bg-red-800 disabled:opacity-50",
+  secondary: "inline-flex items-center justify-center gap-1 rounded-md border border-zinc-400 bg-white px-3 py-1.5 text-sm font-medium hover:bg-zinc-50 disabled:opacity-50 dark:border-zinc-700 dark:bg-zinc-900 dark:hover:bg-zinc-800",
+  small: "inline-flex items-center justify-center rounded border border-zinc-400 px-2 py-0.5 text-xs hover:bg-zinc-100 disabled:opacity-40 dark:border-zinc-700 dark:hover:bg-zinc-800",
 };
 
 /** Shared input styles. */
-export const INPUT = "w-full min-w-0 rounded-md border border-zinc-300 bg-white px-2.5 py-1.5 text-sm dark:border-zinc-700 dark:bg-zinc-950";
+export const INPUT = "w-full min-w-0 rounded-md border border-zinc-400 bg-white px-2.5 py-1.5 text-sm dark:border-zinc-700 dark:bg-zinc-950";

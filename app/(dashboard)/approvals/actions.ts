@@ -3,7 +3,7 @@
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { approveCall, rejectCall } from "@/lib/approvals/queue";
-import { describeDecision, previewEditedWrite, type DecisionOutcome, type EditPreview } from "@/lib/dashboard/approvals";
+import { decidedCall, describeDecision, previewEditedWrite, previewWithContext, type DecisionOutcome, type EditPreview } from "@/lib/dashboard/approvals";
 import { requireReviewerPage } from "@/lib/dashboard/auth";
 
 const CallId = z.string().min(1).max(100);
@@ -14,32 +14,54 @@ const Content = z.string();
 export async function approveAction(callId: string): Promise<DecisionOutcome> {
   const id = CallId.parse(callId);
   const reviewer = await requireReviewerPage(`/approvals?call=${encodeURIComponent(id)}`);
-  const outcome = describeDecision(id, await approveCall(id, reviewer.login), "Approved");
+  const result = await approveCall(id, reviewer.login);
+  const outcome = describeDecision(id, result, "Approved", await decidedCall(id));
   revalidatePath("/approvals");
   return outcome;
 }
 
-/** Approves a pending write_file with the reviewer's edited content (the log keeps both). */
+/**
+ * Approves a pending editable call (write_file's content, edit_file's new_string) with the
+ * reviewer's value of that argument; the log keeps both.
+ */
 export async function approveEditedAction(callId: string, content: string): Promise<DecisionOutcome> {
   const id = CallId.parse(callId);
   const reviewer = await requireReviewerPage(`/approvals?call=${encodeURIComponent(id)}`);
-  const outcome = describeDecision(id, await approveCall(id, reviewer.login, { content: Content.parse(content) }), "Approved");
+  const result = await approveCall(id, reviewer.login, { content: Content.parse(content) });
+  const outcome = describeDecision(id, result, "Approved", await decidedCall(id));
   revalidatePath("/approvals");
   return outcome;
 }
 
-/** Rejects a pending call with a reason the agent receives (error 602). */
+/**
+ * Rejects a pending call with a reason the agent receives (error 602). The dashboard requires a
+ * reason: an empty one is refused here (nothing is decided) so the agent always learns why.
+ */
 export async function rejectAction(callId: string, reason: string): Promise<DecisionOutcome> {
   const id = CallId.parse(callId);
   const reviewer = await requireReviewerPage(`/approvals?call=${encodeURIComponent(id)}`);
-  const outcome = describeDecision(id, await rejectCall(id, reviewer.login, Reason.parse(reason).trim()), "Rejected");
+  const text = Reason.parse(reason).trim();
+  if (text === "") {
+    const call = await decidedCall(id);
+    return { ok: false, callId: id, status: "pending", tool: call.tool, target: call.target, verb: "Rejected", revertHref: null, message: "Not rejected: give the agent a reason, so it knows what to do instead." };
+  }
+  const result = await rejectCall(id, reviewer.login, text);
+  const outcome = describeDecision(id, result, "Rejected", await decidedCall(id));
   revalidatePath("/approvals");
   return outcome;
 }
 
-/** The diff a pending write_file would make with edited content (nothing is written). */
+/** The diff a pending editable call would make with the reviewer's value (nothing is written). */
 export async function previewEditAction(callId: string, content: string): Promise<EditPreview> {
   const id = CallId.parse(callId);
   await requireReviewerPage(`/approvals?call=${encodeURIComponent(id)}`);
   return previewEditedWrite(id, Content.parse(content));
+}
+
+/** The pending file change with `context` lines around each change (0 or more; -1: the whole file). */
+export async function contextDiffAction(callId: string, context: number): Promise<{ ok: true; diff: string } | { ok: false; message: string }> {
+  const id = CallId.parse(callId);
+  const lines = z.number().int().min(-1).max(100_000).parse(context);
+  await requireReviewerPage(`/approvals?call=${encodeURIComponent(id)}`);
+  return previewWithContext(id, lines === -1 ? Infinity : lines);
 }

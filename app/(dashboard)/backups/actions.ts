@@ -8,18 +8,35 @@ import { requireReviewerPage } from "@/lib/dashboard/auth";
 /** What the restore button shows afterwards. */
 export type RestoreState =
   | { ok: true; callId: string | null; path: string; newBackupId: string | null }
-  | { ok: false; callId: string | null; message: string }
+  | { ok: false; callId: string | null; message: string; conflict?: { seen: string | null; current: string | null } }
   | null;
+
+/** The current file's sha256 the reviewer saw ("absent": there was no file). */
+const Seen = z.union([z.literal("absent"), z.string().regex(/^[0-9a-f]{64}$/)]);
 
 /**
  * Restores a backup as the signed-in reviewer: an audited restore_backup call that backs up the
- * current bytes first (lib/backups/restore.ts). Form field: `backupId`.
+ * current bytes first (lib/backups/restore.ts), and happens only if the file is still what the
+ * reviewer saw. Form fields: `backupId`, `expectedSha256` (the sha256 of the current file in the
+ * diff the reviewer looked at, or "absent"). A file changed since is refused (`stale_content`)
+ * with both hashes; the page then shows the current diff.
  */
 export async function restoreAction(_prev: RestoreState, form: FormData): Promise<RestoreState> {
   const backupId = z.string().min(1).max(100).parse(form.get("backupId"));
+  const seenField = Seen.parse(form.get("expectedSha256"));
+  const seen = seenField === "absent" ? null : seenField;
   const reviewer = await requireReviewerPage(`/backups/${backupId}`);
-  const { callId, envelope } = await restoreBackupAsReviewer(backupId, reviewer.login);
+  const { callId, envelope } = await restoreBackupAsReviewer(backupId, reviewer.login, { sha256: seen });
   revalidatePath("/backups", "layout");
+  if (!envelope.ok && envelope.error.name === "stale_content") {
+    const current = typeof envelope.error.detail.current_sha256 === "string" ? envelope.error.detail.current_sha256 : null;
+    return {
+      ok: false,
+      callId,
+      conflict: { seen, current },
+      message: `the file changed since you looked (you saw ${seen === null ? "no file" : `sha256 ${seen}`}; it now ${current === null ? "does not exist" : `has sha256 ${current}`}). Nothing was written. The diff on this page now shows the current file: check it, then restore again.`,
+    };
+  }
   if (!envelope.ok) return { ok: false, callId, message: `${envelope.error.name} (${envelope.error.code}): ${envelope.error.message}` };
   const data = envelope.data as { path?: string; backup_id?: string | null };
   return { ok: true, callId, path: data.path ?? "", newBackupId: data.backup_id ?? null };

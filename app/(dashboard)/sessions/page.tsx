@@ -38,24 +38,24 @@ async function Sessions({ params }: { params: Record<string, string | string[] |
             <table className="w-full min-w-[44rem] text-left text-sm" data-testid="sessions">
               <thead className="text-xs text-zinc-500">
                 <tr>
-                  <th className="py-2 pr-3 font-medium">Agent</th>
+                  <th className="py-2 pr-3 font-medium">Session</th>
                   <th className="py-2 pr-3 font-medium">Workspace</th>
                   <th className="py-2 pr-3 font-medium">Started (UTC)</th>
                   <th className="py-2 pr-3 font-medium">Last call</th>
                   <th className="py-2 pr-3 text-right font-medium">Calls</th>
                   <th className="py-2 pr-3 text-right font-medium">Pending</th>
-                  <th className="py-2 text-right font-medium">Errors</th>
+                  <th className="py-2 text-right font-medium">With errors</th>
                 </tr>
               </thead>
               <tbody>
                 {items.map((s) => (
                   <tr key={s.id} className="border-t border-zinc-100 align-top dark:border-zinc-800">
                     <td className="py-2 pr-3">
-                      <Link href={`/sessions/${s.id}`} className="font-medium underline-offset-2 hover:underline">
-                        {s.agentName ?? "anonymous"}
+                      <Link href={`/sessions/${s.id}`} className="break-words font-medium underline underline-offset-2" data-testid="session-name">
+                        <RevealedText text={s.name} />
                       </Link>
-                      <div className="font-mono text-xs text-zinc-500">
-                        {s.door} · <RevealedText text={s.externalId} />
+                      <div className="text-xs text-zinc-600 dark:text-zinc-400">
+                        {s.agentName ?? "anonymous"} · {s.door}
                       </div>
                     </td>
                     <td className="py-2 pr-3 font-mono text-xs">
@@ -67,7 +67,7 @@ async function Sessions({ params }: { params: Record<string, string | string[] |
                     <td className="py-2 pr-3 text-right tabular-nums">
                       {s.pending > 0 ? <Link className="font-semibold text-amber-700 underline dark:text-amber-300" href="/approvals">{s.pending}</Link> : 0}
                     </td>
-                    <td className={`py-2 text-right tabular-nums ${s.errors > 0 ? "text-red-700 dark:text-red-400" : ""}`}>{s.errors.toLocaleString("en")}</td>
+                    <td data-testid="session-errors" className={`py-2 text-right tabular-nums ${s.errors > 0 ? "font-semibold text-red-700 dark:text-red-400" : ""}`}>{s.errors.toLocaleString("en")}</td>
                   </tr>
                 ))}
               </tbody>

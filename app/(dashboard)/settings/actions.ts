@@ -3,12 +3,28 @@
 import { revalidatePath } from "next/cache";
 import { requireReviewerPage } from "@/lib/dashboard/auth";
 import { setWebhookUrl } from "@/lib/dashboard/settings";
+import { setWebhookFormat, testWebhook } from "@/lib/dashboard/webhook";
 import type { ActionState } from "../_components/action-form";
 
-/** Saves (or, when empty, removes) the webhook URL. Form: webhookUrl. */
+/** Saves (or, when empty, removes) the webhook URL and its payload format. Form: webhookUrl, webhookFormat. */
 export async function saveWebhookAction(_prev: ActionState, form: FormData): Promise<ActionState> {
   const reviewer = await requireReviewerPage("/settings");
   const result = await setWebhookUrl(String(form.get("webhookUrl") ?? ""), reviewer.login);
+  if (!result.ok) return { ok: false, message: result.message };
+  const format = form.get("webhookFormat");
+  if (typeof format === "string" && format !== "") {
+    const saved = await setWebhookFormat(format, reviewer.login);
+    if (!saved.ok) return { ok: false, message: saved.message };
+  }
   revalidatePath("/settings");
-  return result.ok ? { ok: true, message: "Saved." } : { ok: false, message: result.message };
+  return { ok: true, message: "Saved." };
+}
+
+/** Sends a test message to the saved webhook and says what its server answered. */
+export async function testWebhookAction(_prev: ActionState, _form: FormData): Promise<ActionState> {
+  const reviewer = await requireReviewerPage("/settings");
+  const result = await testWebhook(reviewer.login);
+  return result.ok
+    ? { ok: true, message: `Test sent: the server answered HTTP ${result.status} in ${result.ms} ms.` }
+    : { ok: false, message: `The test did not arrive: ${result.message}.` };
 }

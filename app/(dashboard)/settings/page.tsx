@@ -7,15 +7,21 @@ import { ActionForm } from "../_components/action-form";
 import { BUTTON, Card, Facts, INPUT, Mono, PageHeader } from "../_components/page-parts";
 import { TextBlock } from "../_components/text-block";
 import { PageSkeleton } from "../_components/states";
-import { saveWebhookAction } from "./actions";
+import { webhookRequest, webhookSettings, type WebhookFormat } from "@/lib/dashboard/webhook";
+import { saveWebhookAction, testWebhookAction } from "./actions";
 
 export const metadata: Metadata = { title: "Settings" };
 
-const EXAMPLE = JSON.stringify(
-  { event: "approval.pending", call_id: "call_…", tool: "write_file", target: "src/app.ts", created_at: "2026-05-01T12:00:00.000Z", url: "http://127.0.0.1:3000/approvals?call=call_…" },
-  null,
-  2,
-);
+/** The body (and headers, for ntfy) a format sends, for an example call. */
+function example(format: WebhookFormat, publicUrl: string): string {
+  const request = webhookRequest(format, { event: "approval.pending", callId: "call_…", tool: "write_file", target: "src/app.ts", createdAt: new Date("2026-05-01T12:00:00.000Z") }, publicUrl);
+  const headers = Object.entries(request.headers)
+    .filter(([k]) => k !== "content-type")
+    .map(([k, v]) => `${k}: ${v}`)
+    .join("\n");
+  const body = request.headers["content-type"].startsWith("application/json") ? JSON.stringify(JSON.parse(request.body), null, 2) : request.body;
+  return headers ? `${headers}\n\n${body}` : body;
+}
 
 /** The approval webhook and the server's configuration (read-only; set by environment variables). */
 export default async function SettingsPage() {
@@ -28,23 +34,39 @@ export default async function SettingsPage() {
 }
 
 async function Settings() {
-  const s = await getSettings();
+  const [s, hook] = await Promise.all([getSettings(), webhookSettings()]);
   return (
     <>
       <PageHeader title="Settings" />
       <div className="space-y-4">
         <Card title="Approval webhook">
           <p className="mb-3 text-sm text-zinc-600 dark:text-zinc-400">
-            When a call starts waiting, Agent Reach POSTs this JSON to the URL (a chat or phone push service&apos;s incoming webhook, or your own relay), with a link straight to the call. Leave empty to turn it off.
+            When a call starts waiting, Agent Reach POSTs to the URL with a link straight to the call: generic JSON (your own relay), a Slack-compatible message (Slack, Mattermost, Rocket.Chat incoming webhooks) or an ntfy push (the topic URL, e.g. https://ntfy.sh/your-topic). Leave the URL empty to turn it off.
           </p>
-          <ActionForm action={saveWebhookAction} className="flex flex-col gap-2 sm:flex-row sm:items-start" testId="webhook-form">
-            <input name="webhookUrl" type="url" defaultValue={s.webhookUrl} placeholder="https://hooks.example.com/…" aria-label="Webhook URL" className={`${INPUT} font-mono sm:flex-1`} />
+          <ActionForm action={saveWebhookAction} className="flex flex-col gap-2 sm:flex-row sm:flex-wrap sm:items-end" testId="webhook-form">
+            <label className="flex min-w-0 flex-col gap-1 text-xs font-medium text-zinc-700 sm:flex-1 dark:text-zinc-300">
+              Webhook URL
+              <input name="webhookUrl" type="url" defaultValue={s.webhookUrl} placeholder="https://hooks.example.com/…" className={`${INPUT} font-mono`} />
+            </label>
+            <label className="flex min-w-0 flex-col gap-1 text-xs font-medium text-zinc-700 dark:text-zinc-300">
+              Format
+              <select name="webhookFormat" defaultValue={hook.format} className={INPUT}>
+                <option value="generic">generic JSON</option>
+                <option value="slack">Slack-compatible</option>
+                <option value="ntfy">ntfy</option>
+              </select>
+            </label>
             <button type="submit" className={BUTTON.primary}>
               Save
             </button>
           </ActionForm>
+          <ActionForm action={testWebhookAction} className="mt-2 flex flex-wrap items-center gap-2" testId="webhook-test">
+            <button type="submit" className={BUTTON.secondary} disabled={!s.webhookUrl}>
+              Send a test message
+            </button>
+          </ActionForm>
           <div className="mt-3">
-            <TextBlock label="Body sent" text={EXAMPLE} />
+            <TextBlock label={`Sent when a call waits (${hook.format})`} text={example(hook.format, s.publicUrl)} />
           </div>
         </Card>
         <Card title="Server">

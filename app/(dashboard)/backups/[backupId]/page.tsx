@@ -39,7 +39,13 @@ async function Backup({ backupId, query }: { backupId: string; query: Record<str
   const { version, bytes } = loaded;
   const view = query.view === "content" ? "content" : "diff";
   const against: DiffTarget = typeof query.against === "string" && query.against !== "current" ? { kind: "version", backupId: query.against } : { kind: "current" };
-  const [siblings, diff] = await Promise.all([listVersions(version.path), view === "diff" ? diffVersion(backupId, against) : Promise.resolve(null)]);
+  const [siblings, diff, currentDiff] = await Promise.all([
+    listVersions(version.path),
+    view === "diff" ? diffVersion(backupId, against) : Promise.resolve(null),
+    view === "diff" && against.kind === "current" ? Promise.resolve(null) : diffVersion(backupId, { kind: "current" }),
+  ]);
+  // The restore carries the current file's sha256 from the very diff the reviewer sees.
+  const againstCurrent = view === "diff" && against.kind === "current" ? diff : currentDiff;
   const others = siblings.filter((s) => s.id !== version.id);
   const content = view === "content" ? showContent(bytes) : null;
   const tab = (active: boolean) => `rounded-md px-3 py-1.5 text-sm ${active ? "bg-zinc-900 text-white dark:bg-zinc-100 dark:text-zinc-900" : "border border-zinc-300 dark:border-zinc-700"}`;
@@ -154,7 +160,16 @@ async function Backup({ backupId, query }: { backupId: string; query: Record<str
           </Card>
           <Card title="Restore">
             <p className="mb-3 text-sm text-zinc-600 dark:text-zinc-400">Writes these bytes and mode back to the file, as an audited call made by you. The current bytes are backed up first.</p>
-            <RestoreButton key={version.id} backupId={version.id} path={version.path} />
+            {againstCurrent && !againstCurrent.error ? (
+              <>
+                <p className="mb-2 text-xs text-zinc-700 dark:text-zinc-300" data-testid="restore-seen">
+                  The current file {againstCurrent.currentSha256 ? <>has sha256 <Mono>{againstCurrent.currentSha256}</Mono></> : "does not exist"}; the restore happens only if it still does.
+                </p>
+                <RestoreButton key={version.id} backupId={version.id} path={version.path} seenSha256={againstCurrent.currentSha256 ?? null} />
+              </>
+            ) : (
+              <p role="alert" className="text-sm text-red-800 dark:text-red-300">The current file cannot be read ({againstCurrent?.error ?? "unknown backup"}), so it cannot be restored from here.</p>
+            )}
           </Card>
         </div>
       </div>

@@ -7,9 +7,11 @@ import { BUTTON } from "../../_components/page-parts";
 
 /**
  * Restores a backup after a confirmation. The restore is an audited call that first backs up the
- * current bytes, so the result offers the new backup as the way back.
+ * current bytes, so the result offers the new backup as the way back. It carries the sha256 of the
+ * current file as the page showed it (`seenSha256`, null: no file), so a file changed since is
+ * refused with the conflict instead of overwritten.
  */
-export function RestoreButton({ backupId, path }: { backupId: string; path: string }) {
+export function RestoreButton({ backupId, path, seenSha256 }: { backupId: string; path: string; seenSha256: string | null }) {
   const [state, action, pending] = useActionState<RestoreState, FormData>(restoreAction, null);
   return (
     <div className="space-y-2">
@@ -20,6 +22,7 @@ export function RestoreButton({ backupId, path }: { backupId: string; path: stri
         }}
       >
         <input type="hidden" name="backupId" value={backupId} />
+        <input type="hidden" name="expectedSha256" value={seenSha256 ?? "absent"} />
         <button type="submit" className={BUTTON.primary} disabled={pending} data-testid="restore">
           {pending ? "Restoring…" : "Restore this version"}
         </button>
@@ -37,7 +40,7 @@ export function RestoreButton({ backupId, path }: { backupId: string; path: stri
         </p>
       )}
       {state?.ok === false && (
-        <p role="alert" data-testid="restore-result" className="rounded-md border border-red-300 bg-red-50 p-2 text-sm text-red-900 dark:border-red-800 dark:bg-red-950 dark:text-red-100">
+        <p role="alert" data-testid="restore-result" data-conflict={state.conflict ? "true" : undefined} className="rounded-md border border-red-300 bg-red-50 p-2 text-sm text-red-900 dark:border-red-800 dark:bg-red-950 dark:text-red-100">
           Not restored: {state.message} {state.callId && <Link className="underline" href={`/calls/${state.callId}`}>Open the call</Link>}
         </p>
       )}

@@ -5,7 +5,9 @@ import { Suspense } from "react";
 import { requireReviewerPage } from "@/lib/dashboard/auth";
 import { callDiff, callExists, getCallDetail, splitOutputs, type CallBackup } from "@/lib/dashboard/calls";
 import { formatBytes, formatDuration, formatTime } from "@/lib/dashboard/format";
-import { DecisionBadge, StatusBadge } from "../../_components/badges";
+import { finalDecision } from "@/lib/dashboard/outcome";
+import { FinalDecision, StatusBadge } from "../../_components/badges";
+import { CopyId } from "../../_components/copy-id";
 import { DiffView } from "../../_components/diff-view";
 import { Card, Facts, Mono, PageHeader } from "../../_components/page-parts";
 import { RevealedText } from "../../_components/revealed-text";
@@ -51,11 +53,11 @@ async function Call({ callId }: { callId: string }) {
         title={
           <span className="flex flex-wrap items-center gap-2">
             <span className="font-mono">{call.tool}</span>
-            <StatusBadge status={call.status} error={call.errorName} />
-            <DecisionBadge decision={call.decision} />
+            <StatusBadge status={call.status} error={call.errorName} tool={call.tool} summary={call.summary} />
+            <FinalDecision value={finalDecision(call)} />
           </span>
         }
-        description={<Mono>{call.id}</Mono>}
+        description={<CopyId id={call.id} />}
       >
         {call.status === "pending" && (
           <Link href={`/approvals?call=${call.id}`} className="rounded-md bg-amber-500 px-3 py-1.5 text-sm font-medium text-white">
@@ -79,7 +81,9 @@ async function Call({ callId }: { callId: string }) {
         <Card title="Call">
           <Facts
             items={[
-              ["Agent", `${call.session.agentName ?? "anonymous"} via ${call.door}`],
+              ["Agent token", `${call.session.agentName ?? "anonymous"} via ${call.door}`],
+              ["Session", <Link key="s" className="break-words underline" href={`/sessions/${call.session.id}`}><RevealedText text={call.sessionName} /></Link>],
+              ...(call.description ? [["The agent says", <RevealedText key="d" text={call.description} />] as [string, React.ReactNode]] : []),
               ["Target", call.target ? <Mono key="t"><RevealedText text={call.target} /></Mono> : "—"],
               ["Path as sent", call.pathRaw ? <Mono key="p"><RevealedText text={call.pathRaw} /></Mono> : "—"],
               ["Resolved path", call.pathResolved ? <Mono key="r"><RevealedText text={call.pathResolved} /></Mono> : "—"],
@@ -107,9 +111,15 @@ async function Call({ callId }: { callId: string }) {
                   <span className="font-medium">{e.type.replace(/^call\./, "")}</span>
                   <span>by {e.actor}</span>
                   {e.type === "call.approved" && e.data.edited === true && <span className="text-amber-700 dark:text-amber-300">with edited content</span>}
-                  {e.type === "call.rejected" && call.reviewReason && (
-                    <span>
-                      — “<RevealedText text={call.reviewReason} />”
+                  {e.type === "call.rejected" && e.actor.startsWith("reviewer:") && (
+                    <span data-testid="reject-reason">
+                      {call.reviewReason && call.reviewReason !== "no reason given" ? (
+                        <>
+                          — “<RevealedText text={call.reviewReason} />”
+                        </>
+                      ) : (
+                        <em>— no reason given</em>
+                      )}
                     </span>
                   )}
                 </li>
@@ -121,10 +131,24 @@ async function Call({ callId }: { callId: string }) {
 
       <div className="mt-4 space-y-4">
         <Card title="Arguments">
-          <div className="grid gap-3 lg:grid-cols-2">
+          <div className="grid gap-3">
             <JsonBlock label="As the agent sent them (secrets redacted)" value={call.args} />
-            {call.editedArgs !== null && <JsonBlock label="As the reviewer edited them before approving" value={call.editedArgs} />}
           </div>
+          {call.editDiff && (
+            <div className="mt-3" data-testid="reviewer-edit">
+              <DiffView
+                diff={call.editDiff.diff}
+                testId="reviewer-edit-diff"
+                title={
+                  <span>
+                    The reviewer edited <code className="font-mono">{call.editDiff.field}</code> before approving (agent&apos;s proposal → what was approved):{" "}
+                    <span className="text-emerald-800 dark:text-emerald-400">+{call.editDiff.additions}</span> <span className="text-red-800 dark:text-red-400">−{call.editDiff.deletions}</span>
+                  </span>
+                }
+              />
+            </div>
+          )}
+          {call.editedArgs !== null && !call.editDiff && <JsonBlock label="As the reviewer edited them before approving" value={call.editedArgs} />}
         </Card>
 
         {changes && <FileChanges changes={changes} />}

@@ -9,11 +9,13 @@ import { tryPolicyAction } from "../actions";
 /**
  * Asks the policy about a sample call: a command for run_command, a path for file tools, a URL
  * for fetch_url. Shows the decision, the deciding rule and, for commands, every parsed part.
- * Nothing runs.
+ * Nothing runs. The fields are controlled, so what was asked stays in the box after the answer
+ * (a form action would otherwise reset it) and can be tweaked and asked again.
  */
 export function TryIt({ tools }: { tools: string[] }) {
   const [state, action, pending] = useActionState<TryResult | null, FormData>(tryPolicyAction, null);
   const [tool, setTool] = useState("run_command");
+  const [values, setValues] = useState<Record<string, string>>({});
   const label = "flex min-w-0 flex-col gap-1 text-xs font-medium text-zinc-600 dark:text-zinc-400";
   const field = tool === "run_command" ? "command" : tool === "fetch_url" ? "url" : "path";
   return (
@@ -32,6 +34,8 @@ export function TryIt({ tools }: { tools: string[] }) {
           <input
             key={field}
             name={field}
+            value={values[field] ?? ""}
+            onChange={(e) => setValues((v) => ({ ...v, [field]: e.target.value }))}
             required={field !== "path"}
             placeholder={field === "command" ? "git status && rm -rf build" : field === "url" ? "https://example.com/" : "src/app.ts"}
             className={`${INPUT} font-mono`}

@@ -6,6 +6,7 @@ import { pathWithQuery, requireReviewerPage } from "@/lib/dashboard/auth";
 import { formatTime } from "@/lib/dashboard/format";
 import { getSession, loadTimeline, parseTimelineFilters, timelineFacets, TIMELINE_LIMIT, type TimelineFilters } from "@/lib/dashboard/sessions";
 import { Card, Facts, Mono, PageHeader } from "../../_components/page-parts";
+import { CopyId } from "../../_components/copy-id";
 import { RevealedText } from "../../_components/revealed-text";
 import { PageSkeleton } from "../../_components/states";
 import { TimelineFilterForm } from "./_components/filter-form";
@@ -27,11 +28,11 @@ export default async function SessionPage({ params, searchParams }: Params) {
     <>
       <PageHeader
         title={
-          <>
-            Session of {session.agentName ?? "an anonymous agent"}
-          </>
+          <span className="break-words" data-testid="session-title">
+            <RevealedText text={session.name} /> <span className="text-base font-normal text-zinc-600 dark:text-zinc-400">· {session.agentName ?? "an anonymous agent"}</span>
+          </span>
         }
-        description={<Mono>{session.id}</Mono>}
+        description={<CopyId id={session.id} />}
       >
         <Link href="/sessions" className="text-sm underline">
           All sessions
@@ -44,7 +45,13 @@ export default async function SessionPage({ params, searchParams }: Params) {
             ["Door and key", <span key="d">{session.door} · <Mono><RevealedText text={session.externalId} /></Mono></span>],
             ["Started", formatTime(session.startedAt)],
             ["Last call", formatTime(session.lastCallAt)],
-            ["Calls", `${session.calls.toLocaleString("en")} (${session.pending} pending, ${session.errors.toLocaleString("en")} with errors)`],
+            [
+              "Calls",
+              <span key="c" data-testid="session-counts">
+                {session.calls.toLocaleString("en")} ({session.pending} pending,{" "}
+                <span className={session.errors > 0 ? "font-semibold text-red-700 dark:text-red-400" : ""}>{session.errors.toLocaleString("en")} with errors</span>)
+              </span>,
+            ],
           ]}
         />
       </Card>

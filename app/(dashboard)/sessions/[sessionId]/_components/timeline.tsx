@@ -3,15 +3,16 @@
 import { useRouter } from "next/navigation";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useMemo, useRef, useState } from "react";
-import { formatClock, formatDuration, formatTime, STATUS_BADGE, STATUS_HEX } from "@/lib/dashboard/format";
+import { formatClock, formatDuration, formatTime } from "@/lib/dashboard/format";
+import { OUTCOME_BADGE, OUTCOME_HEX } from "@/lib/dashboard/outcome";
 import { revealPlain } from "@/lib/dashboard/reveal";
 import type { TimelineData } from "@/lib/dashboard/sessions";
 import { EmptyState } from "../../../_components/page-parts";
 
 /**
  * A session's calls: a canvas chart (one lane per tool, a bar per call from its creation to its
- * end, coloured by status; drag to zoom, hover for details, click to find the call in the table)
- * above a virtualised table (@tanstack/react-virtual: only the rows in view are in the DOM, so
+ * end, coloured by its outcome; drag to zoom, hover for details, click to find the call in the table)
+ * and outcome: a command that exited non-zero is red like any failure) above a virtualised table (@tanstack/react-virtual: only the rows in view are in the DOM, so
  * 10,000+ calls scroll smoothly). Zooming the chart narrows the table to the calls in view.
  */
 
@@ -72,16 +73,16 @@ export function Timeline({ data, filtered }: { data: TimelineData; filtered: boo
 
 function Legend({ data }: { data: TimelineData }) {
   const counts = useMemo(() => {
-    const c = new Array<number>(data.statuses.length).fill(0);
-    for (const s of data.status) c[s]++;
+    const c = new Array<number>(data.outcomes.length).fill(0);
+    for (const o of data.outcome) c[o]++;
     return c;
   }, [data]);
   return (
     <>
-      {data.statuses.map((s, i) => (
-        <span key={s} className="inline-flex items-center gap-1">
-          <span className="inline-block h-2.5 w-2.5 rounded-sm" style={{ background: STATUS_HEX[s] ?? "#a1a1aa" }} />
-          {s} {counts[i].toLocaleString("en")}
+      {data.outcomes.map((o, i) => (
+        <span key={o.label} className="inline-flex items-center gap-1" data-testid="legend-item" data-tone={o.tone}>
+          <span className="inline-block h-2.5 w-2.5 rounded-sm" style={{ background: OUTCOME_HEX[o.tone] }} />
+          {o.label} {counts[i].toLocaleString("en")}
         </span>
       ))}
     </>
@@ -167,7 +168,7 @@ function Chart({ data, ends, view, selected, onZoom, onSelect }: { data: Timelin
       if (ends[i] < view.t0 || data.start[i] > view.t1) continue;
       const x0 = xOf(data.start[i]);
       const w = Math.max(1.5, xOf(ends[i]) - x0);
-      ctx.fillStyle = STATUS_HEX[data.statuses[data.status[i]]] ?? "#a1a1aa";
+      ctx.fillStyle = OUTCOME_HEX[data.outcomes[data.outcome[i]].tone];
       ctx.fillRect(x0, AXIS_HEIGHT + data.tool[i] * LANE_HEIGHT + 3, w, LANE_HEIGHT - 6);
     }
     if (selected !== null) {
@@ -250,8 +251,7 @@ function Chart({ data, ends, view, selected, onZoom, onSelect }: { data: Timelin
           <div className="font-mono font-semibold">{data.tools[data.tool[hover.i]]}</div>
           <div className="break-all font-mono">{revealPlain(data.target[hover.i])}</div>
           <div>
-            {data.statuses[data.status[hover.i]]}
-            {data.errors[data.error[hover.i]] ? ` · ${data.errors[data.error[hover.i]]}` : ""} · {formatDuration(ends[hover.i] - data.start[hover.i])}
+            {data.outcomes[data.outcome[hover.i]].label} · {data.finals[data.final[hover.i]]} · {formatDuration(ends[hover.i] - data.start[hover.i])}
           </div>
           <div className="text-zinc-500">{formatTime(data.start[hover.i])}</div>
         </div>
@@ -279,7 +279,7 @@ function CallTable({ data, ends, rows, selected, onSelect }: { data: TimelineDat
     if (index >= 0) virtualizer.scrollToIndex(index, { align: "center" });
   }, [selected, rows, virtualizer]);
 
-  const cols = "grid grid-cols-[3.5rem_7.5rem_7rem_minmax(12rem,1fr)_4rem_8rem_5rem] items-center gap-2";
+  const cols = "grid grid-cols-[3.5rem_7.5rem_7rem_minmax(12rem,1fr)_6rem_9rem_5rem] items-center gap-2";
   return (
     <div className="overflow-x-auto rounded-lg border border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900">
       <div className="min-w-[52rem]">
@@ -289,15 +289,14 @@ function CallTable({ data, ends, rows, selected, onSelect }: { data: TimelineDat
           <span>Tool</span>
           <span>Target</span>
           <span>Decision</span>
-          <span>Status</span>
+          <span>Outcome</span>
           <span className="text-right">Duration</span>
         </div>
         <div ref={scroller} className="h-[60vh] min-h-64 overflow-y-auto" data-testid="timeline-table" data-rows={count}>
           <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
             {virtualizer.getVirtualItems().map((v) => {
               const i = rows ? rows[v.index] : v.index;
-              const status = data.statuses[data.status[i]];
-              const error = data.errors[data.error[i]];
+              const outcome = data.outcomes[data.outcome[i]];
               const running = data.end[i] < 0;
               return (
                 <div
@@ -314,12 +313,13 @@ function CallTable({ data, ends, rows, selected, onSelect }: { data: TimelineDat
                   </span>
                   <span className="truncate font-mono">{data.tools[data.tool[i]]}</span>
                   <a href={`/calls/${data.ids[i]}`} onClick={openCall} className="truncate font-mono hover:underline" title={revealPlain(data.target[i])}>
-                    {revealPlain(data.target[i]) || <span className="text-zinc-400">—</span>}
+                    {revealPlain(data.target[i]) || <span className="text-zinc-600 dark:text-zinc-400">—</span>}
                   </a>
-                  <span>{data.decisions[data.decision[i]] || "—"}</span>
-                  <span className={`truncate rounded px-1.5 py-0.5 ${STATUS_BADGE[status] ?? ""}`} title={error || status}>
-                    {status}
-                    {error ? ` · ${error}` : ""}
+                  <span data-testid="final-decision" title={`policy: ${data.decisions[data.decision[i]] || "none"}`}>
+                    {data.finals[data.final[i]]}
+                  </span>
+                  <span data-testid="outcome" data-tone={outcome.tone} className={`truncate rounded px-1.5 py-0.5 ${OUTCOME_BADGE[outcome.tone]}`} title={outcome.label}>
+                    {outcome.label}
                   </span>
                   <span className="text-right tabular-nums">{running ? "…" : formatDuration(data.duration[i] >= 0 ? data.duration[i] : ends[i] - data.start[i])}</span>
                 </div>
