@@ -95,6 +95,7 @@ export async function sandboxBench(reps: number, log: (line: string) => void = (
       header: ["command", "mode", "runs", "median ms", "p99 ms", "overhead (median) ms"],
       rows,
       notes: [
+        `Load average while measuring: ${os.loadavg().map((l) => l.toFixed(1)).join(", ")} on ${os.cpus().length} cores; wall-clock figures, the box's included, grow with it.`,
         "Most of a box's fixed cost is the kernel creating and tearing down its namespaces (the network namespace above all); " +
           "on a busy machine (eight builds sharing two cores when this was measured) every figure here varies by tens of ms.",
       ],

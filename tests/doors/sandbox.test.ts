@@ -187,7 +187,7 @@ describe("HTTP: real work succeeds in the box", () => {
     expect(py.data.stdout).toBe("python says 42\nt\n");
     expect(fs.readFileSync(path.join(server.workspace, "written.txt"), "utf8")).toBe("w\n");
     expect(fs.existsSync(`/tmp/x-${mark}`)).toBe(false);
-  });
+  }, 180_000);
 });
 
 describe("network grants", () => {

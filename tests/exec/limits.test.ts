@@ -137,7 +137,7 @@ describe("the policy's verdict carries the options of the rules that apply", () 
     ["a tool rule without command applies to every part, after more specific ones", "npm test", [...rules, everyCommand], { limits: { memory_mb: 2048, processes: 200, cpu_seconds: 120 } }],
     ["a wrapper is looked through", "timeout 60 npm run build", rules, { limits: { memory_mb: 8192, timeout_ms: 600_000 } }],
   ])("%s: %s", async (_name, command, ruleSet, expected) => {
-    const verdict = await decideCommand(fx, command, ruleSet);
+    const verdict = await decideCommand(fx, command, ruleSet, fx.ws, { boxed: true }); // as the gateway asks for a boxed door
     expect(verdict.options).toEqual(expected);
   });
 
