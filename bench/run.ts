@@ -11,6 +11,7 @@
  *
  * Flags: `--quick` uses fewer repetitions (for a smoke run).
  */
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -135,7 +136,7 @@ function render(sections: Section[]): string {
     for (const note of s.notes ?? []) lines.push(note, "");
   }
   // Sections other benchmarks write (`npm run bench:scale`, the dashboard's browser timings).
-  for (const extra of ["BENCHMARKS-scale.md", "BENCHMARKS-dashboard.md"].map((f) => path.join("docs", f))) {
+  for (const extra of ["BENCHMARKS-pipeline.md", "BENCHMARKS-effects.md", "BENCHMARKS-scale.md", "BENCHMARKS-dashboard.md"].map((f) => path.join("docs", f))) {
     if (fs.existsSync(extra)) lines.push(fs.readFileSync(extra, "utf8").trim(), "");
   }
   return lines.join("\n");
@@ -148,6 +149,10 @@ async function main(): Promise<void> {
   try {
     log("audited call, approvals, paging");
     const sections = [...compared, await auditOverhead(server), await approvalLatency(server), await readPaging(server), await sandboxBench(quick ? 10 : 50, log)];
+    // Command capture, apply and rewind run in their own process (their own database and
+    // configuration) and write docs/BENCHMARKS-effects.md, merged below.
+    log("command file changes: capture, apply, rewind");
+    execFileSync(process.execPath, [...process.execArgv, "bench/effects.ts", ...(quick ? ["--quick"] : [])], { stdio: ["ignore", "ignore", "inherit"] });
     fs.mkdirSync("docs", { recursive: true });
     fs.writeFileSync("docs/BENCHMARKS.md", render(sections));
     console.log(render(sections));

@@ -27,7 +27,7 @@ function rule(id: string, priority: number, tool: string, match: { pathGlob?: st
 }
 
 /** Files that hold secrets or repository internals: every tool asks, reads included. */
-const SENSITIVE_PATHS: Array<[id: string, glob: string, note: string]> = [
+export const SENSITIVE_PATHS: Array<[id: string, glob: string, note: string]> = [
   ["env", ".env*", "dotenv files hold credentials"],
   ["env-nested", "**/.env*", "dotenv files hold credentials"],
   ["git-dir", ".git/**", "repository internals (hooks and config can run programs)"],

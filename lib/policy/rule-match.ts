@@ -83,6 +83,7 @@ export const RuleOptionsInput = z
   .object({
     limits: RuleLimitsInput.optional().describe("run_command resource limits for the commands this rule matches."),
     redact: z.boolean().optional().describe("false: no secret masking for what this rule matches; reviewers may reveal masked values."),
+    review_effects: z.boolean().optional().describe("true: run the command at once and hold its file changes for a reviewer's approval."),
     network: z.boolean().optional().describe("true: the commands this rule matches run in the sandbox with the host's network (none otherwise)."),
   })
   .strict();
@@ -114,9 +115,11 @@ export function parseRuleOptions(json: string | null): RuleOptions | null {
 export function combineRuleOptions(rules: readonly PolicyRuleData[]): RuleOptions | undefined {
   const limits: Record<string, number> = {};
   let redact: boolean | undefined;
+  let reviewEffects: boolean | undefined;
   let network: boolean | undefined;
   for (const { options } of rules) {
     if (!options) continue;
+    reviewEffects ??= options.review_effects;
     for (const [key, value] of Object.entries(options.limits ?? {})) {
       if (value !== undefined && !(key in limits)) limits[key] = value;
     }
@@ -124,6 +127,11 @@ export function combineRuleOptions(rules: readonly PolicyRuleData[]): RuleOption
     network ??= options.network;
   }
   const hasLimits = Object.keys(limits).length > 0;
-  if (!hasLimits && redact === undefined && network === undefined) return undefined;
-  return { ...(hasLimits && { limits: limits as RuleLimits }), ...(redact !== undefined && { redact }), ...(network !== undefined && { network }) };
+  if (!hasLimits && redact === undefined && network === undefined && reviewEffects === undefined) return undefined;
+  return {
+    ...(hasLimits && { limits: limits as RuleLimits }),
+    ...(redact !== undefined && { redact }),
+    ...(network !== undefined && { network }),
+    ...(reviewEffects !== undefined && { review_effects: reviewEffects }),
+  };
 }

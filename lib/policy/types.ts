@@ -40,6 +40,11 @@ export interface RuleOptions {
    */
   redact?: boolean;
   /**
+   * true: the command runs in its box at once, and its file changes (the change set) wait for a
+   * reviewer, who approves the effect (the diff) rather than the command line (lib/effects).
+   */
+  review_effects?: boolean;
+  /**
    * true: commands this rule matches run in the sandbox with the host's network (the box has
    * none otherwise). Recorded on each call it applies to (RunResult.sandbox.network).
    */

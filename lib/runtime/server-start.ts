@@ -1,13 +1,15 @@
 import { warmSandbox } from "@/lib/exec/sandbox";
 import { getConfig } from "@/lib/config";
-import { expireDue, markInterrupted, runApproved, runApprovedBacklog } from "@/lib/approvals/queue";
-import { subscribe } from "@/lib/events/bus";
+import { expireDue, markInterrupted, runApprovedBacklog } from "@/lib/approvals/queue";
+import { startExecutor } from "@/lib/approvals/executor";
 import { startFanout } from "@/lib/events/fanout";
 import { registerSecret } from "@/lib/redact";
 import { bootstrap } from "@/lib/runtime/bootstrap";
 import { applyRetention } from "@/lib/audit/retention";
 import { killAllRunningCommands } from "@/lib/exec/run-command";
 import { sweepTempsAtStart } from "@/lib/workspace/temp-sweep";
+import { recoverChangeSets } from "@/lib/effects/recover";
+import { currentWorkspace } from "@/lib/gateway/workspace";
 
 const globalForStart = globalThis as unknown as { agentReachStarted?: boolean };
 
@@ -30,6 +32,11 @@ export async function startServer(): Promise<void> {
     if (value) registerSecret(value);
   }
   await bootstrap();
+  // Before interrupted calls are marked: an apply a crash cut off is finished (or rolled back).
+  const recovered = await recoverChangeSets(await currentWorkspace());
+  if (recovered.rolledForward.length + recovered.rolledBack.length > 0) {
+    console.log(`[agent-reach] interrupted change sets: ${recovered.rolledForward.length} applied in full, ${recovered.rolledBack.length} rolled back`);
+  }
   // Probe the command sandbox now (its status shows in health at once) and scan the system for
   // files to mask in the background, so the first command does not wait for the scan.
   warmSandbox();
@@ -38,13 +45,9 @@ export async function startServer(): Promise<void> {
   const swept = await sweepTempsAtStart(config.hostId);
   if (swept.removed.length > 0) console.log(`[agent-reach] removed ${swept.removed.length} temp file(s) of interrupted writes: ${swept.removed.slice(0, 10).join(", ")}${swept.removed.length > 10 ? ", …" : ""}`);
   await startFanout();
-  // Approvals decided on another instance: run them when they are announced, and sweep for any
-  // whose announcement was missed.
-  subscribe((event) => {
-    if (event.type === "call.approved" && event.callId) {
-      runApproved(event.callId).catch((err) => console.error("[agent-reach] running an approved call failed:", (err as Error).message));
-    }
-  });
+  // Approved calls (decided here or on another instance) run on this instance's one executor when
+  // announced; the sweep catches any whose announcement was missed.
+  startExecutor();
   const sweep = async () => {
     await expireDue();
     await runApprovedBacklog();

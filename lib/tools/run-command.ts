@@ -9,6 +9,8 @@ import { MAX_PARSE_CHARS } from "@/lib/policy/shell-parse";
 import { defineTool } from "@/lib/tools/define-tool";
 import { resolveInWorkspace } from "@/lib/workspace/fence";
 import { MASKED_OUTPUT_NOTE } from "@/lib/redact";
+import { describe as describeChanges, runWithEffects } from "@/lib/effects/command-effects";
+import type { ChangesSummary } from "@/lib/effects/stage";
 
 /** Default wall-clock limit (ms), DESIGN.md tools table; the largest is MAX_TIMEOUT_MS. */
 const DEFAULT_TIMEOUT_MS = 120_000;
@@ -55,7 +57,36 @@ export interface RunCommandOutput extends RunResult {
   command: string;
   /** Canonical workspace-relative working directory ("." for the root). */
   cwd: string;
+  /** What the command changed in the workspace (lib/effects), or null when it was not captured. */
+  changes: ChangesSummary | null;
+  /** Why changes are null, or what to do while they are held. */
+  changes_note?: string;
 }
+
+/** JSON Schema source of run_command's `data`. */
+const RunCommandOutputSchema = z.looseObject({
+  command: z.string(),
+  cwd: z.string(),
+  exit_code: z.number().int().nullable(),
+  signal: z.string().nullable(),
+  timed_out: z.boolean(),
+  aborted: z.boolean(),
+  limit: z.string().nullable().describe("The limit that stopped the command (memory, cpu, processes, file_size, time), or null."),
+  limits: z.looseObject({
+    cpu_seconds: z.number().nullable(),
+    memory_bytes: z.number().nullable(),
+    processes: z.number().nullable(),
+    file_size_bytes: z.number().nullable(),
+    address_space_bytes: z.number().nullable(),
+    timeout_ms: z.number(),
+    max_output_chars: z.number(),
+  }),
+  duration_ms: z.number(),
+  stdout: z.string(),
+  stderr: z.string(),
+  truncated: z.boolean(),
+  original_length: z.looseObject({ stdout: z.number().int(), stderr: z.number().int() }),
+});
 
 /**
  * run_command: runs a program in the workspace (DESIGN.md tools table; field cases C20, C21, C23).
@@ -76,11 +107,12 @@ export const runCommandTool = defineTool({
     "Commands run in a sandbox: the workspace is writable, the system read-only, /tmp private; nothing else of the machine is visible, there is no network unless you pass network: true (which a reviewer must approve), and .git/hooks and .git/config are read-only. sandbox in the result says how it ran.",
     "Output is capped at max_output_chars: when truncated is true the middle was cut and original_length gives the full size in bytes; rerun with a narrower command (| tail -50, | grep error) rather than the same one.",
     "Limits: memory and number of processes for the whole command, CPU time per process, largest file written, and timeout_ms. When one stops the command, limit names it (memory, cpu, processes, file_size, time) and limits lists the values it ran under; make the command lighter (fewer parallel jobs, smaller input) instead of retrying it unchanged.",
+    "File changes: the command runs on a copy-on-write view of the workspace; what it created, modified and deleted comes back in changes (counts, bytes, files) and is applied to the workspace with a backup of every replaced file (revert_call undoes it). A failed or timed-out command's changes are applied as a shell would have left them. A risky change set (many deletions, secrets, .git internals, hooks, CI workflows, or a rule's review_effects) is held: changes.status is \"held\", the workspace is untouched, and get_call with the call_id tells you once a reviewer applied (\"applied\") or rejected (\"discarded\") it.",
     MASKED_OUTPUT_NOTE,
   ].join("\n"),
   input: RunCommandInput,
   risk: "exec",
-  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  output: RunCommandOutputSchema,
   subject: (args) => ({
     command: { command: args.command, ...(args.cwd !== undefined && { cwd: args.cwd }), ...(args.network && { grants: { network: true } }) },
   }),
@@ -99,27 +131,39 @@ export const runCommandTool = defineTool({
     // call's own `network: true` (which always asks a reviewer) or a matching rule's `network`.
     const box = sandboxStatus();
     const network = args.network || ctx.ruleOptions?.network === true;
-    const result = await runCommand({
+    const commandData = { command: args.command, cwd: cwd.relative || "." };
+    // The command runs on an overlay view of the workspace (inside the box when there is one),
+    // and its change set is applied or held by lib/effects.
+    const effects = await runWithEffects(ctx, {
       command: args.command,
-      cwd: cwd.absolute,
-      timeoutMs: Math.min(args.timeout_ms, timeoutMs),
-      maxOutputChars: Math.min(args.max_output_chars, outputChars),
-      env,
-      signal: ctx.signal,
-      limits,
-      nice: ctx.config.commandNice,
-      cgroups: ctx.config.commandCgroup,
-      ...(box.available && { sandbox: { workspaceRoot: ctx.workspace.root, home: env.HOME ?? null, network } }),
-      maxConcurrent: ctx.config.maxConcurrentCommands,
-      onQueued: (ahead) => {
-        void appendEvent({
-          type: "command.queued",
-          callId: ctx.callId,
-          actor: "system",
-          data: { ahead, max_concurrent: ctx.config.maxConcurrentCommands },
-        }).catch(() => {});
-      },
+      cwdAbs: cwd.absolute,
+      commandData,
+      boxed: box.available,
+      run: (capture, commandLine) =>
+        runCommand({
+          command: commandLine,
+          cwd: cwd.absolute,
+          timeoutMs: Math.min(args.timeout_ms, timeoutMs),
+          maxOutputChars: Math.min(args.max_output_chars, outputChars),
+          env,
+          signal: ctx.signal,
+          limits,
+          nice: ctx.config.commandNice,
+          cgroups: ctx.config.commandCgroup,
+          ...(box.available && { sandbox: { workspaceRoot: ctx.workspace.root, home: env.HOME ?? null, network } }),
+          ...(capture && { capture }),
+          maxConcurrent: ctx.config.maxConcurrentCommands,
+          onQueued: (ahead) => {
+            void appendEvent({
+              type: "command.queued",
+              callId: ctx.callId,
+              actor: "system",
+              data: { ahead, max_concurrent: ctx.config.maxConcurrentCommands },
+            }).catch(() => {});
+          },
+        }),
     });
+    const { result, changes } = effects;
     if (!result.sandbox.boxed) {
       // An unboxed run says so, in the result and on the record.
       result.sandbox.unboxed_reason = box.mode === "off" ? "the operator turned the sandbox off (AGENT_REACH_SANDBOX=off)" : `the sandbox is unavailable: ${box.problems.join("; ")}`;
@@ -128,9 +172,17 @@ export const runCommandTool = defineTool({
     ctx.note({
       truncated: result.truncated,
       bytesOut: result.original_length.stdout + result.original_length.stderr,
-      summary: summary(result),
+      ...(changes?.status !== "held" && { summary: `${summary(result)}${changes && changes.total_files > 0 ? `; ${describeChanges(changes)}` : ""}` }),
     });
-    return { command: args.command, cwd: cwd.relative || ".", ...result };
+    return {
+      ...commandData,
+      ...result,
+      changes,
+      ...(effects.captureNote && { changes_note: effects.captureNote }),
+      ...(changes?.status === "held" && {
+        changes_note: `The command's file changes are held for a reviewer (${(changes.hold_reasons ?? []).join("; ")}). The workspace is unchanged until they approve; call get_call with call_id ${changes.call_id} (wait_ms) to learn whether they were applied or discarded.`,
+      }),
+    };
   },
 });
 

@@ -44,6 +44,12 @@ export interface AtomicWriteOptions {
    * write with nothing changed. Writers save their backup here, so a failed write leaves no backup.
    */
   beforeCommit?: () => Promise<void>;
+  /**
+   * false: skip the fsync of the temp file and of the directory (default true). For a caller that
+   * makes many writes durable at once afterwards (one `syncfs`) and journals them so a crash in
+   * between is redone; readers still see old or new bytes, never a prefix.
+   */
+  durable?: boolean;
 }
 
 export interface AtomicWriteResult {
@@ -107,7 +113,7 @@ export async function atomicWriteFile(absPath: string, bytes: Buffer, options: A
     if (existing) await keepOwner(handle, existing);
     if (existing || options.mode !== undefined) await handle.chmod(mode);
     await writeAll(handle, bytes, fault);
-    await handle.sync();
+    if (options.durable !== false) await handle.sync();
     finalMode = (await handle.stat()).mode & 0o7777;
     await handle.close();
     handle = null;
@@ -121,7 +127,7 @@ export async function atomicWriteFile(absPath: string, bytes: Buffer, options: A
     throw asWriteError(err);
   }
   // The new name, and the entries of directories this call created, must survive a crash too.
-  for (const d of new Set([dir, ...createdDirs.map((c) => path.dirname(c))])) await syncDirectory(d);
+  if (options.durable !== false) for (const d of new Set([dir, ...createdDirs.map((c) => path.dirname(c))])) await syncDirectory(d);
   return { created: existing === null, mode: finalMode, sizeBytes: bytes.length, nlinkBefore: existing ? existing.nlink : null };
 }
 

@@ -4,6 +4,7 @@ import { revalidatePath } from "next/cache";
 import { requireReviewerPage } from "@/lib/dashboard/auth";
 import { splitOutputs } from "@/lib/dashboard/calls";
 import { revealCallOutput } from "@/lib/redact/reveal";
+import { revertCallAsReviewer } from "@/lib/dashboard/effects";
 
 /**
  * What the "Reveal masked values" button shows: the call's output unmasked, split like the stored
@@ -27,4 +28,23 @@ export async function revealOutputAction(_prev: RevealState, form: FormData): Pr
   if (!result.ok) return { ok: false, message: result.error.message };
   revalidatePath(`/calls/${callId}`);
   return { ok: true, ...splitOutputs(result.data), revealed: result.revealed };
+}
+
+/**
+ * The "Revert this call" button: undoes the call's file changes as the signed-in reviewer, through
+ * revert_call (lib/dashboard/effects.ts). Form: callId. Answers where the revert went, or the
+ * conflicts that stopped it (nothing is changed then).
+ */
+export async function revertCallAction(_prev: { ok: boolean; message?: string } | null, form: FormData): Promise<{ ok: boolean; message?: string }> {
+  const callId = String(form.get("callId") ?? "");
+  const reviewer = await requireReviewerPage(`/calls/${callId}`);
+  const envelope = await revertCallAsReviewer(callId, reviewer.login);
+  revalidatePath(`/calls/${callId}`);
+  if (envelope.ok) {
+    const data = envelope.data as { changes?: { created: number; modified: number; deleted: number } };
+    const c = data.changes;
+    return { ok: true, message: `Reverted${c ? `: ${c.created} created, ${c.modified} modified, ${c.deleted} deleted` : ""} (call ${envelope.call_id}).` };
+  }
+  const conflicts = (envelope.error.detail.conflicts as Array<{ path: string }> | undefined) ?? [];
+  return { ok: false, message: `${envelope.error.message}${conflicts.length ? ` Changed since: ${conflicts.slice(0, 10).map((c) => c.path).join(", ")}` : ""}` };
 }

@@ -13,6 +13,10 @@ import { PageSkeleton } from "../../_components/states";
 import { JsonBlock, TextBlock } from "../../_components/text-block";
 import { VerdictView } from "../../_components/verdict-view";
 import { MaskedResult } from "./_components/masked-result";
+import { FileChanges } from "./_components/file-changes";
+import { ActionForm } from "../../_components/action-form";
+import { getCallChanges, isRevertible } from "@/lib/dashboard/effects";
+import { revertCallAction } from "./actions";
 
 export const metadata: Metadata = { title: "Call" };
 
@@ -36,6 +40,8 @@ async function Call({ callId }: { callId: string }) {
   const call = await getCallDetail(callId);
   if (!call) notFound();
   const diff = await callDiff(call);
+  const changes = await getCallChanges(callId);
+  const revertible = await isRevertible(callId);
   const data = call.envelope?.ok ? call.envelope.data : undefined;
   const { outputs, rest } = splitOutputs(data);
   const history = call.events.filter((e) => e.actor.startsWith("reviewer:") || ["call.pending", "call.approved", "call.rejected", "call.expired"].includes(e.type));
@@ -59,6 +65,14 @@ async function Call({ callId }: { callId: string }) {
         <Link href={`/sessions/${call.session.id}`} className="text-sm underline">
           Session timeline
         </Link>
+        {revertible && (
+          <ActionForm action={revertCallAction} className="flex flex-wrap items-center gap-2" confirm="Undo this call's file changes? Files changed since are reported, never overwritten." testId="revert-call">
+            <input type="hidden" name="callId" value={call.id} />
+            <button type="submit" className="rounded-md border border-zinc-300 px-3 py-1.5 text-sm font-medium dark:border-zinc-700">
+              Revert this call
+            </button>
+          </ActionForm>
+        )}
       </PageHeader>
 
       <div className="grid gap-4 xl:grid-cols-2">
@@ -113,7 +127,9 @@ async function Call({ callId }: { callId: string }) {
           </div>
         </Card>
 
-        {diff && (
+        {changes && <FileChanges changes={changes} />}
+
+        {diff && !changes && (
           <Card title="Diff">
             {diff.truncated && <p className="mb-2 text-sm text-amber-800 dark:text-amber-200">This is the diff returned to the agent, which was capped; the full before and after bytes are no longer stored.</p>}
             {diff.notes.length > 0 && (

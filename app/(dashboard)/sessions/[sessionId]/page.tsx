@@ -10,6 +10,7 @@ import { RevealedText } from "../../_components/revealed-text";
 import { PageSkeleton } from "../../_components/states";
 import { TimelineFilterForm } from "./_components/filter-form";
 import { Timeline } from "./_components/timeline";
+import { changingCalls } from "@/lib/dashboard/effects";
 
 export const metadata: Metadata = { title: "Session timeline" };
 
@@ -66,6 +67,31 @@ async function SessionCalls({ sessionId, filters }: { sessionId: string; filters
         </p>
       )}
       <Timeline data={data} filtered={filtered} />
+      <RewindList sessionId={sessionId} />
     </>
+  );
+}
+
+/** The session's calls that changed files, each with its diff (call page) and a rewind to before it. */
+async function RewindList({ sessionId }: { sessionId: string }) {
+  const calls = await changingCalls(sessionId);
+  if (calls.length === 0) return null;
+  return (
+    <Card title="File changes of this session (newest first)" className="mt-4">
+      <ol className="space-y-1 text-sm" data-testid="session-changes">
+        {calls.map((c) => (
+          <li key={c.id} className="flex flex-wrap items-center gap-2">
+            <span className="font-mono text-xs text-zinc-500">{formatTime(c.createdAt)}</span>
+            <span className="font-mono">{c.tool}</span>
+            <Link className="underline" href={`/calls/${c.id}`}>
+              <RevealedText text={c.summary ?? c.target ?? c.id} />
+            </Link>
+            <Link className="ml-auto rounded-md border border-zinc-300 px-2 py-0.5 text-xs dark:border-zinc-700" href={`/sessions/${sessionId}/rewind?before=${c.id}`} data-testid="rewind-link">
+              Rewind to before this call
+            </Link>
+          </li>
+        ))}
+      </ol>
+    </Card>
   );
 }

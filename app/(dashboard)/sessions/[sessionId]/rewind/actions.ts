@@ -1,0 +1,23 @@
+"use server";
+
+import { revalidatePath } from "next/cache";
+import { requireReviewerPage } from "@/lib/dashboard/auth";
+import { rewindAsReviewer } from "@/lib/dashboard/effects";
+
+/**
+ * The rewind page's confirm button: rewinds the session to before the chosen call as the signed-in
+ * reviewer (the same lib function as POST /api/sessions/{id}/rewind). Form: sessionId, beforeCallId.
+ */
+export async function rewindAction(_prev: { ok: boolean; message?: string } | null, form: FormData): Promise<{ ok: boolean; message?: string }> {
+  const sessionId = String(form.get("sessionId") ?? "");
+  const beforeCallId = String(form.get("beforeCallId") ?? "");
+  const reviewer = await requireReviewerPage(`/sessions/${sessionId}/rewind?before=${beforeCallId}`);
+  const result = await rewindAsReviewer(sessionId, beforeCallId, reviewer.login, false);
+  revalidatePath(`/sessions/${sessionId}`);
+  if (result.ok) {
+    const c = result.outcome.changes;
+    return { ok: true, message: `Rewound ${result.outcome.reverted_calls.length} call(s): ${c.created} created, ${c.modified} modified, ${c.deleted} deleted (call ${result.outcome.call_id}).` };
+  }
+  const conflicts = result.outcome?.conflicts ?? [];
+  return { ok: false, message: `${result.error.message}${conflicts.length ? ` Changed since: ${conflicts.slice(0, 10).map((c) => c.path).join(", ")}` : ""}` };
+}

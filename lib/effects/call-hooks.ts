@@ -1,0 +1,164 @@
+import { getConfig } from "@/lib/config";
+import { db } from "@/lib/db";
+import { errorBody } from "@/lib/errors";
+import { failure, success, type Envelope } from "@/lib/result";
+import { finishCall, transition } from "@/lib/audit/calls";
+import { applyRows, currentState, DURABLE_EACH_MAX, rollBack, syncWorkspace, upperSource } from "@/lib/effects/apply";
+import { captureDirOf, removeCapture } from "@/lib/effects/capture";
+import { moveChangeSet, readRows, type FileChangeRow } from "@/lib/effects/journal";
+import type { ChangesSummary } from "@/lib/effects/stage";
+import type { PolicyVerdict } from "@/lib/policy/types";
+import type { Workspace } from "@/lib/tools/define-tool";
+
+/**
+ * Where change sets meet the call lifecycle (the approval queue and the audit rows): a held
+ * change set puts its call back in "pending" (the reviewer approves the effect, not the command
+ * line); approving applies it (605 when a file it replaces changed since), rejecting or expiring
+ * discards it. The command already ran: its output is in the change set's stored result.
+ */
+
+/** pendingJson.effects of a call whose change set waits for a reviewer. */
+export interface HeldEffectsDetail {
+  summary: ChangesSummary;
+}
+
+/**
+ * Moves a running command's call to "pending" with its change set as the thing to approve.
+ * @param detail the summary (status "held"), the combined diff and the reasons it is held
+ */
+export async function holdCallForEffects(callId: string, detail: { summary: ChangesSummary; diff: string; reasons: string[] }): Promise<void> {
+  const row = await db().toolCall.findUnique({ where: { id: callId }, select: { decisionJson: true, argsJson: true, execArgsJson: true } });
+  const verdict = row?.decisionJson ? (JSON.parse(row.decisionJson) as PolicyVerdict) : null;
+  const additions = detail.summary.files.reduce((n, f) => n + (f.additions ?? 0), 0);
+  const deletions = detail.summary.files.reduce((n, f) => n + (f.deletions ?? 0), 0);
+  const moved = await transition(callId, ["running"], "pending", {
+    actor: "system",
+    eventData: { effects: true, reasons: detail.reasons },
+    pendingJson: JSON.stringify({
+      preview: { diff: detail.diff, additions, deletions, warnings: [`the command already ran; approve to apply its file changes: ${detail.reasons.join("; ")}`] },
+      verdict,
+      effects: { summary: detail.summary } satisfies HeldEffectsDetail,
+    }),
+    summary: `held: ${detail.summary.created} created, ${detail.summary.modified} modified, ${detail.summary.deleted} deleted`,
+    expiresAt: new Date(Date.now() + getConfig().approvalExpiryMs),
+    // The queue approves calls that carry their arguments; a held effect is approved as it is.
+    execArgsJson: row?.execArgsJson ?? row?.argsJson ?? "{}",
+  });
+  if (!moved) throw new Error(`call ${callId} left "running" before its change set could be held`);
+}
+
+/** True when a pending call waits for its change set's approval (pendingJson.effects). */
+export function isHeldEffects(pendingJson: string | null): boolean {
+  if (!pendingJson) return false;
+  return Boolean((JSON.parse(pendingJson) as { effects?: unknown }).effects);
+}
+
+/** A path whose current state differs from the one a change set expects. */
+export interface Conflict {
+  path: string;
+  expected: string;
+  found: string;
+}
+
+/** Compares each row's before-state with the workspace now (bulky files: by type only). */
+export async function findConflicts(root: string, rows: FileChangeRow[], side: "before" | "after" = "before"): Promise<Conflict[]> {
+  const conflicts: Conflict[] = [];
+  for (const r of rows) {
+    const type = side === "before" ? r.beforeType : r.afterType;
+    const sha = side === "before" ? r.beforeSha : r.afterSha;
+    const link = side === "before" ? r.beforeLink : r.afterLink;
+    const now = await currentState(root, r.path, type === "file" && sha !== null);
+    const expected = type === null ? "absent" : type === "file" ? (sha ? `file ${sha.slice(0, 12)}` : "file") : type === "symlink" ? `symlink → ${link}` : "directory";
+    const found = now.type === null ? "absent" : now.type === "file" ? (now.sha ? `file ${now.sha.slice(0, 12)}` : "file") : now.type === "symlink" ? `symlink → ${now.link}` : now.type === "dir" ? "directory" : "special file";
+    if (expected !== found) conflicts.push({ path: r.path, expected, found });
+  }
+  return conflicts;
+}
+
+/**
+ * Applies an approved held change set: checks every path it replaces is as it was when the
+ * change set was held (else 605 and nothing is applied), then applies it through the journal.
+ * The call moves approved → running → succeeded | conflict | failed.
+ * @returns the envelope (the command's result with `changes`), or null when another instance ran it
+ */
+export async function applyHeldEffects(callId: string, workspace: Workspace, actor: string): Promise<Envelope | null> {
+  if (!(await transition(callId, ["approved"], "running", { actor, startedAt: new Date(), eventData: { host: getConfig().hostId, effects: true } }))) return null;
+  const set = await db().changeSet.findUnique({ where: { callId } });
+  const stored = set?.resultJson ? (JSON.parse(set.resultJson) as Record<string, unknown>) : {};
+  const summary = set ? (JSON.parse(set.summaryJson) as ChangesSummary & { diff?: string }) : null;
+  const cap = captureDirOf(getConfig().dataDir, callId);
+  if (!set || !summary || set.status !== "held") {
+    const envelope = failure(callId, errorBody("internal", "The held change set of this call is gone; nothing was applied.", { reason: "change_set_missing" }));
+    await finishCall(callId, ["running"], "failed", envelope, { actor });
+    return envelope;
+  }
+  const { diff: _diff, ...pub } = summary;
+  void _diff;
+  const rows = await readRows(callId);
+  const conflicts = await findConflicts(workspace.root, rows);
+  if (conflicts.length > 0) {
+    await moveChangeSet(callId, ["held"], "discarded", { summary: { ...summary, status: "discarded" }, captureDir: null });
+    await removeCapture(cap.dir);
+    const envelope = failure(
+      callId,
+      errorBody("conflict", `${conflicts.length} file(s) the command changed were changed since it ran; its changes were not applied.`, {
+        conflicts: conflicts.slice(0, 100),
+        changes: { ...pub, status: "discarded" },
+      }),
+    );
+    await finishCall(callId, ["running"], "conflict", envelope, { actor });
+    return envelope;
+  }
+  await moveChangeSet(callId, ["held"], "applying");
+  try {
+    await applyRows(workspace.root, rows, upperSource(cap.upper), undefined, { durable: rows.length <= DURABLE_EACH_MAX });
+    if (rows.length > DURABLE_EACH_MAX) await syncWorkspace(workspace.root);
+  } catch (err) {
+    await rollBack(workspace.root, rows).catch(() => undefined);
+    await moveChangeSet(callId, ["applying"], "discarded", { summary: { ...summary, status: "discarded" }, recovery: "rolled_back", captureDir: null });
+    await removeCapture(cap.dir);
+    const envelope = failure(callId, errorBody("write_failed", `Applying the approved changes failed (${(err as Error).message}); they were rolled back.`, { reason: "apply_failed" }));
+    await finishCall(callId, ["running"], "failed", envelope, { actor });
+    return envelope;
+  }
+  const applied: ChangesSummary = { ...pub, status: "applied" };
+  delete applied.call_id;
+  await moveChangeSet(callId, ["applying"], "applied", { summary: { ...applied, diff: summary.diff }, captureDir: null });
+  await removeCapture(cap.dir);
+  const envelope = success(callId, { ...stored, changes: applied });
+  await finishCall(callId, ["running"], "succeeded", envelope, { actor, notes: { summary: `applied after review: ${applied.created} created, ${applied.modified} modified, ${applied.deleted} deleted` } });
+  return envelope;
+}
+
+/**
+ * The envelope of a rejected held change set: the command's output stays, its changes are
+ * discarded (602 with `changes.status` "discarded"). Discards the capture. Null when the call
+ * holds no change set.
+ */
+export async function discardHeldEffects(callId: string, reason: string, reviewer: string): Promise<Envelope | null> {
+  const set = await db().changeSet.findUnique({ where: { callId } });
+  if (!set || set.status !== "held") return null;
+  const summary = JSON.parse(set.summaryJson) as ChangesSummary & { diff?: string };
+  const { diff: _diff, call_id: _c, ...pub } = summary;
+  void _diff;
+  void _c;
+  const stored = set.resultJson ? (JSON.parse(set.resultJson) as Record<string, unknown>) : {};
+  return failure(
+    callId,
+    errorBody("approval_rejected", `A reviewer rejected this command's file changes${reason ? `: ${reason}` : ""}; they were discarded. The workspace is as before the command.`, {
+      reason,
+      reviewer,
+      changes: { ...pub, status: "discarded" },
+      result: stored,
+    }),
+  );
+}
+
+/** Marks a held change set discarded and removes its capture (after a reject or an expiry). */
+export async function dropHeldEffects(callId: string): Promise<void> {
+  const set = await db().changeSet.findUnique({ where: { callId }, select: { status: true, summaryJson: true } });
+  if (!set || set.status !== "held") return;
+  const summary = JSON.parse(set.summaryJson) as ChangesSummary;
+  await moveChangeSet(callId, ["held"], "discarded", { summary: { ...summary, status: "discarded" }, captureDir: null });
+  await removeCapture(captureDirOf(getConfig().dataDir, callId).dir);
+}

@@ -1,0 +1,303 @@
+import { execFile } from "node:child_process";
+import crypto from "node:crypto";
+import { constants as fsConstants, createReadStream, type Stats } from "node:fs";
+import fs from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+
+/**
+ * Reads the change set a command left in an overlayfs upper layer, compared with the real
+ * workspace (the lower layer). The upper layer holds exactly what the command changed:
+ * - a regular file, symlink or directory that is not in the lower layer: created;
+ * - a regular file that is in the lower layer: modified (or only its mode changed; a copy-up
+ *   with equal bytes and mode, e.g. after `touch`, is no change);
+ * - a whiteout (a 0/0 character device): the lower entry was deleted (a directory with all its
+ *   contents);
+ * - an opaque directory (xattr `trusted.overlay.opaque=y`, `user.overlay.opaque` in a user
+ *   namespace): the directory was replaced, so every lower entry below it that the upper layer
+ *   does not hold again was deleted.
+ * A rename shows as a delete and a create. Other special files (FIFOs, sockets, devices) are not
+ * applied and come back in `skipped`.
+ */
+
+const execFileAsync = promisify(execFile);
+
+/** What a path is: a regular file, a symlink or a directory; null when it does not exist. */
+export type EntryType = "file" | "symlink" | "dir";
+
+/** One side (before or after) of a changed path. */
+export interface EntryState {
+  type: EntryType;
+  /** Permission bits (files and directories; 0o777 for symlinks). */
+  mode: number;
+  /** Size in bytes (files). */
+  size: number;
+  /** Link target (symlinks). */
+  link?: string;
+}
+
+/** How a path changed (the word the call's `changes.files[].kind` uses). */
+export type ChangeKind = "created" | "modified" | "deleted" | "mode" | "symlink" | "dir_created" | "dir_deleted";
+
+/** One changed path of a change set. */
+export interface ChangeEntry {
+  /** Workspace-relative, "/"-separated. */
+  path: string;
+  kind: ChangeKind;
+  before: EntryState | null;
+  after: EntryState | null;
+  /** Absolute path of the new content in the upper layer (files and symlinks created or changed). */
+  source?: string;
+}
+
+/** The result of reading an upper layer. */
+export interface ReadResult {
+  entries: ChangeEntry[];
+  /** Paths left out, with why (special files the workspace cannot take). */
+  skipped: Array<{ path: string; reason: string }>;
+}
+
+/**
+ * Compares the upper layer `upper` with the workspace `root` and lists every change.
+ *
+ * @param upper absolute path of the overlay's upper directory
+ * @param root canonical workspace root (the overlay's lower directory)
+ * @returns entries sorted by path (a directory before what is inside it)
+ * @throws Error when the upper layer holds overlay features this reader does not apply
+ *   (redirected directories, metacopy-only files): the mount must use redirect_dir=off, metacopy=off
+ */
+export async function readChangeSet(upper: string, root: string): Promise<ReadResult> {
+  const out: ReadResult = { entries: [], skipped: [] };
+  const candidates: Array<{ rel: string }> = [];
+  // Pass 1: which directories present in both layers might be opaque (one xattr read for all).
+  await collectMergedDirs(upper, root, "", candidates);
+  const opaque = await opaqueDirs(upper, candidates.map((c) => c.rel));
+  await walk(upper, root, "", opaque, out);
+  out.entries.sort((a, b) => comparePaths(a.path, b.path));
+  return out;
+}
+
+/** Orders paths so that a directory comes right before its contents. */
+export function comparePaths(a: string, b: string): number {
+  const pa = a.split("/");
+  const pb = b.split("/");
+  for (let i = 0; i < Math.min(pa.length, pb.length); i++) {
+    if (pa[i] !== pb[i]) return pa[i] < pb[i] ? -1 : 1;
+  }
+  return pa.length - pb.length;
+}
+
+async function collectMergedDirs(upper: string, root: string, rel: string, out: Array<{ rel: string }>): Promise<void> {
+  const dirents = await fs.readdir(path.join(upper, rel), { withFileTypes: true });
+  for (const d of dirents) {
+    if (!d.isDirectory()) continue;
+    const p = rel ? `${rel}/${d.name}` : d.name;
+    const lower = await lstatOrNull(path.join(root, p));
+    if (lower?.isDirectory()) {
+      out.push({ rel: p });
+      await collectMergedDirs(upper, root, p, out);
+    }
+  }
+}
+
+/**
+ * The subset of `rels` (directories of the upper layer) marked opaque. Reads the xattrs with
+ * getfattr (package attr) in batches; python3 when getfattr is missing.
+ */
+async function opaqueDirs(upper: string, rels: string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  if (rels.length === 0) return found;
+  for (let i = 0; i < rels.length; i += 500) {
+    const batch = rels.slice(i, i + 500);
+    const abs = batch.map((r) => path.join(upper, r));
+    const marked = await readOverlayXattrs(abs);
+    for (const [file, names] of marked) {
+      if (names.has("redirect")) throw new Error(`overlay upper layer has a redirected directory (${file}); mount with redirect_dir=off`);
+      if (names.has("opaque")) found.add(path.relative(upper, file).split(path.sep).join("/"));
+    }
+  }
+  return found;
+}
+
+/** overlay xattrs (`trusted.overlay.*`, `user.overlay.*`) present on each of `files`. */
+async function readOverlayXattrs(files: string[]): Promise<Map<string, Set<string>>> {
+  const result = new Map<string, Set<string>>();
+  const add = (file: string, name: string) => {
+    const short = name.replace(/^(trusted|user)\.overlay\./, "");
+    if (!result.has(file)) result.set(file, new Set());
+    result.get(file)!.add(short);
+  };
+  try {
+    const { stdout } = await execFileAsync("getfattr", ["--absolute-names", "-h", "-d", "-m", "^(trusted|user)\\.overlay\\.", "--", ...files], {
+      maxBuffer: 64 << 20,
+    });
+    let current = "";
+    for (const line of stdout.split("\n")) {
+      if (line.startsWith("# file: ")) current = unescapeGetfattr(line.slice(8));
+      else if (line && !line.startsWith("#")) {
+        const [name, value] = splitOnce(line, "=");
+        // opaque="y" marks an opaque directory; "x" (newer kernels) only flags a directory that
+        // holds whiteouts, which are read as such.
+        if (name.endsWith(".opaque") && value !== '"y"') continue;
+        add(current, name);
+      }
+    }
+    return result;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+  const script =
+    "import os,sys,json\nout={}\nfor f in sys.argv[1:]:\n  names=[]\n  for n in os.listxattr(f,follow_symlinks=False):\n    if n.startswith(('trusted.overlay.','user.overlay.')):\n      if n.endswith('.opaque') and os.getxattr(f,n,follow_symlinks=False)!=b'y': continue\n      names.append(n)\n  out[f]=names\nprint(json.dumps(out))";
+  const { stdout } = await execFileAsync("python3", ["-c", script, ...files], { maxBuffer: 64 << 20 });
+  for (const [file, names] of Object.entries(JSON.parse(stdout) as Record<string, string[]>)) for (const n of names) add(file, n);
+  return result;
+}
+
+/** getfattr escapes unusual bytes in file names as octal (`\012`). */
+function unescapeGetfattr(s: string): string {
+  return Buffer.from(
+    s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))),
+    "latin1",
+  ).toString("utf8");
+}
+
+function splitOnce(s: string, sep: string): [string, string] {
+  const i = s.indexOf(sep);
+  return i < 0 ? [s, ""] : [s.slice(0, i), s.slice(i + 1)];
+}
+
+function isWhiteout(st: Stats): boolean {
+  return st.isCharacterDevice() && st.rdev === 0;
+}
+
+function stateOf(st: Stats, link?: string): EntryState {
+  if (st.isSymbolicLink()) return { type: "symlink", mode: 0o777, size: 0, link };
+  if (st.isDirectory()) return { type: "dir", mode: st.mode & 0o7777, size: 0 };
+  return { type: "file", mode: st.mode & 0o7777, size: st.size };
+}
+
+async function walk(upper: string, root: string, rel: string, opaque: Set<string>, out: ReadResult): Promise<void> {
+  const dirents = await fs.readdir(path.join(upper, rel));
+  for (const name of dirents) {
+    const p = rel ? `${rel}/${name}` : name;
+    const up = await fs.lstat(path.join(upper, p));
+    const lowAbs = path.join(root, p);
+    const low = await lstatOrNull(lowAbs);
+    if (isWhiteout(up)) {
+      if (low) await deleteLower(root, p, low, out);
+      continue;
+    }
+    if (up.isDirectory()) {
+      if (low?.isDirectory()) {
+        if ((low.mode & 0o7777) !== (up.mode & 0o7777)) {
+          out.entries.push({ path: p, kind: "mode", before: stateOf(low), after: stateOf(up) });
+        }
+        await walk(upper, root, p, opaque, out);
+        if (opaque.has(p)) await deleteHiddenBelow(upper, root, p, out);
+      } else {
+        if (low) await deleteLower(root, p, low, out);
+        out.entries.push({ path: p, kind: "dir_created", before: null, after: stateOf(up) });
+        await walkCreated(upper, p, out);
+      }
+      continue;
+    }
+    if (up.isSymbolicLink()) {
+      const link = await fs.readlink(path.join(upper, p));
+      if (low?.isSymbolicLink() && (await fs.readlink(lowAbs)) === link) continue;
+      if (low?.isDirectory()) await deleteLower(root, p, low, out);
+      const before = low && !low.isDirectory() ? stateOf(low, low.isSymbolicLink() ? await fs.readlink(lowAbs) : undefined) : null;
+      out.entries.push({ path: p, kind: "symlink", before, after: stateOf(up, link), source: path.join(upper, p) });
+      continue;
+    }
+    if (up.isFile()) {
+      const source = path.join(upper, p);
+      if (low?.isFile()) {
+        const sameMode = (low.mode & 0o7777) === (up.mode & 0o7777);
+        const sameBytes = low.size === up.size && (await sameContent(lowAbs, source));
+        if (sameBytes && sameMode) continue;
+        out.entries.push({ path: p, kind: sameBytes ? "mode" : "modified", before: stateOf(low), after: stateOf(up), source });
+        continue;
+      }
+      if (low?.isDirectory()) await deleteLower(root, p, low, out);
+      const before = low?.isSymbolicLink() ? stateOf(low, await fs.readlink(lowAbs)) : null;
+      out.entries.push({ path: p, kind: before ? "modified" : "created", before, after: stateOf(up), source });
+      continue;
+    }
+    out.skipped.push({ path: p, reason: "special file (FIFO, socket or device): not applied to the workspace" });
+  }
+}
+
+/** Everything below a directory the command created (no lower counterpart). */
+async function walkCreated(upper: string, rel: string, out: ReadResult): Promise<void> {
+  for (const name of await fs.readdir(path.join(upper, rel))) {
+    const p = `${rel}/${name}`;
+    const abs = path.join(upper, p);
+    const st = await fs.lstat(abs);
+    if (isWhiteout(st)) continue;
+    if (st.isDirectory()) {
+      out.entries.push({ path: p, kind: "dir_created", before: null, after: stateOf(st) });
+      await walkCreated(upper, p, out);
+    } else if (st.isSymbolicLink()) {
+      out.entries.push({ path: p, kind: "symlink", before: null, after: stateOf(st, await fs.readlink(abs)), source: abs });
+    } else if (st.isFile()) {
+      out.entries.push({ path: p, kind: "created", before: null, after: stateOf(st), source: abs });
+    } else {
+      out.skipped.push({ path: p, reason: "special file (FIFO, socket or device): not applied to the workspace" });
+    }
+  }
+}
+
+/** A lower entry (and, for a directory, everything below it) was deleted. */
+async function deleteLower(root: string, rel: string, low: Stats, out: ReadResult): Promise<void> {
+  const abs = path.join(root, rel);
+  if (low.isDirectory()) {
+    for (const name of await fs.readdir(abs)) {
+      const p = `${rel}/${name}`;
+      const st = await lstatOrNull(path.join(root, p));
+      if (st) await deleteLower(root, p, st, out);
+    }
+    out.entries.push({ path: rel, kind: "dir_deleted", before: stateOf(low), after: null });
+    return;
+  }
+  const link = low.isSymbolicLink() ? await fs.readlink(abs) : undefined;
+  out.entries.push({ path: rel, kind: "deleted", before: stateOf(low, link), after: null });
+}
+
+/** An opaque directory: lower entries the upper layer does not hold again were deleted. */
+async function deleteHiddenBelow(upper: string, root: string, rel: string, out: ReadResult): Promise<void> {
+  const upperNames = new Set(await fs.readdir(path.join(upper, rel)));
+  for (const name of await fs.readdir(path.join(root, rel))) {
+    if (upperNames.has(name)) continue;
+    const p = `${rel}/${name}`;
+    const st = await lstatOrNull(path.join(root, p));
+    if (st) await deleteLower(root, p, st, out);
+  }
+}
+
+async function lstatOrNull(p: string): Promise<Stats | null> {
+  try {
+    return await fs.lstat(p);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
+    throw err;
+  }
+}
+
+/** True when two files of equal size hold the same bytes (compared by sha256, streaming). */
+async function sameContent(a: string, b: string): Promise<boolean> {
+  const [ha, hb] = await Promise.all([hashFile(a), hashFile(b)]);
+  return ha === hb;
+}
+
+/** sha256 (hex) of a file's bytes, streaming; O_NOFOLLOW so a symlink is never followed. */
+export async function hashFile(abs: string): Promise<string> {
+  const handle = await fs.open(abs, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+  try {
+    const hash = crypto.createHash("sha256");
+    for await (const chunk of createReadStream("", { fd: handle.fd, autoClose: false })) hash.update(chunk as Buffer);
+    return hash.digest("hex");
+  } finally {
+    await handle.close();
+  }
+}

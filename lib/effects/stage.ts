@@ -1,0 +1,258 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+import ignore, { type Ignore } from "ignore";
+import picomatch from "picomatch";
+import { capDiff, diffFileBytes, diffTexts } from "@/lib/diff/unified";
+import { inPool, type ContentSource } from "@/lib/effects/apply";
+import type { FileChangeRow } from "@/lib/effects/journal";
+import type { ChangeEntry, ChangeKind } from "@/lib/effects/read-change-set";
+import { SENSITIVE_PATHS } from "@/lib/policy/default-rules";
+import type { BackupStore } from "@/lib/tools/define-tool";
+import { decodeForDisplay, profileText, sha256Hex } from "@/lib/workspace/text";
+
+/**
+ * Turns a change set into journal rows, backups, a combined unified diff and the `changes`
+ * summary a call's result and record carry; and decides whether it must be held for a reviewer.
+ *
+ * Every replaced or deleted file's bytes go to the backup store here, before anything in the
+ * workspace changes. Bulky generated trees (ignored by the workspace's .gitignore, or a
+ * node_modules / cache directory) keep no backups and no per-file diff: they are counted and
+ * summarised, and their new content is applied all the same.
+ */
+
+/** One changed path as the result lists it. */
+export interface ChangedFile {
+  path: string;
+  kind: ChangeKind;
+  /** Bytes of the new content (files). */
+  size?: number;
+  /** Permission bits after the change, octal ("0755"). */
+  mode?: string;
+  /** Symlink target after the change. */
+  link?: string;
+  additions?: number;
+  deletions?: number;
+  /** A generated file applied without a backup. */
+  bulky?: boolean;
+}
+
+/** The `changes` member of a call's result and record. */
+export interface ChangesSummary {
+  /** applied: in the workspace; held: waits for a reviewer (wait with get_call); discarded: never applied. */
+  status: "applied" | "held" | "discarded";
+  created: number;
+  modified: number;
+  deleted: number;
+  /** Bytes of new file content the change set writes. */
+  bytes: number;
+  /** Changed paths (directories included) in total; `files` holds at most FILES_CAP of them. */
+  total_files: number;
+  files: ChangedFile[];
+  files_truncated: boolean;
+  /** Generated files applied without backups (counts and bytes), by top directory. */
+  bulky?: { files: number; bytes: number; dirs: string[] };
+  /** Paths not applied (special files). */
+  skipped?: Array<{ path: string; reason: string }>;
+  /** Why the change set is held (or was held) for a reviewer. */
+  hold_reasons?: string[];
+  /** The call to wait on (get_call) while held. */
+  call_id?: string;
+  /** A restart finished ("rolled_forward") or undid ("rolled_back") an interrupted apply. */
+  recovery?: "rolled_forward" | "rolled_back";
+}
+
+/** Most paths listed in `changes.files`. */
+export const FILES_CAP = 200;
+/** Longest combined diff kept with a change set (characters). */
+const STORED_DIFF_MAX_CHARS = 1_000_000;
+/** Files larger than this get no line diff (a note instead). */
+const DIFF_FILE_MAX_BYTES = 2 * 1024 * 1024;
+
+/** Directory names whose contents are generated (applied without backups). */
+const BULKY_DIRS = new Set(["node_modules", ".next", "__pycache__", ".venv", ".pytest_cache", ".mypy_cache", ".turbo", ".gradle", ".tox"]);
+
+/** Paths whose files run later with the person's rights, or configure what does. */
+export const RUNS_LATER_GLOBS = [".git/**", "**/.git/**", ".github/workflows/**", ".husky/**", ".gitlab-ci.yml", ".circleci/**", ".githooks/**"];
+
+const holdMatcher = picomatch([...SENSITIVE_PATHS.map(([, glob]) => glob), ...RUNS_LATER_GLOBS], { dot: true });
+
+/** Deletions above which a change set is held (AGENT_REACH_EFFECTS_MAX_DELETIONS, default 50). */
+export function maxDeletions(): number {
+  const n = Number(process.env.AGENT_REACH_EFFECTS_MAX_DELETIONS ?? 50);
+  return Number.isFinite(n) && n >= 0 ? n : 50;
+}
+
+/** Decides which paths are bulky generated files: .gitignore'd, or under a generated directory. */
+export async function bulkyMatcher(root: string): Promise<(rel: string, isDir: boolean) => boolean> {
+  let ig: Ignore | null = null;
+  try {
+    ig = ignore().add(await fs.readFile(path.join(root, ".gitignore"), "utf8"));
+  } catch {
+    ig = null;
+  }
+  return (rel, isDir) => {
+    const parts = rel.split("/");
+    if (parts[0] === ".git" || parts.includes(".git")) return false;
+    if (parts.some((p) => BULKY_DIRS.has(p))) return true;
+    if (!ig) return false;
+    try {
+      return ig.ignores(isDir ? `${rel}/` : rel);
+    } catch {
+      return false;
+    }
+  };
+}
+
+/** What staging produced. */
+export interface Staged {
+  rows: FileChangeRow[];
+  summary: ChangesSummary;
+  /** Combined unified diff of the non-bulky text files (capped). */
+  diff: string;
+  diffTruncated: boolean;
+  /** Reasons to hold it for a reviewer (empty: apply at once). */
+  holdReasons: string[];
+}
+
+/**
+ * Journal rows for `entries`, with the before bytes of every replaced or deleted (non-bulky) file
+ * saved as backups of the current call.
+ *
+ * @param root canonical workspace root (before-states are read there)
+ * @param source where the after bytes are (the upper layer)
+ */
+export async function stageEntries(input: {
+  root: string;
+  entries: ChangeEntry[];
+  skipped?: Array<{ path: string; reason: string }>;
+  source: ContentSource;
+  backups: BackupStore;
+  reviewEffects?: boolean;
+}): Promise<Staged> {
+  const isBulky = await bulkyMatcher(input.root);
+  const rows: FileChangeRow[] = [];
+  const files: ChangedFile[] = [];
+  const diffs: string[] = [];
+  let diffChars = 0;
+  const counts = { created: 0, modified: 0, deleted: 0, bytes: 0 };
+  const bulky = { files: 0, bytes: 0, dirs: new Set<string>() };
+  let deletions = 0;
+  const sensitive = new Set<string>();
+  // The file-system and backup work of each entry runs in parallel; the summary is assembled in order.
+  const loaded: Array<{ row: FileChangeRow; diff: { diff: string; additions: number; deletions: number } | null }> = new Array(input.entries.length);
+  await inPool(input.entries, async (e, seq) => {
+    const isDir = (e.after ?? e.before)?.type === "dir";
+    const bulk = isBulky(e.path, isDir);
+    const row: FileChangeRow = {
+      seq,
+      path: e.path,
+      kind: e.kind,
+      beforeType: e.before?.type ?? null,
+      beforeSha: null,
+      beforeMode: e.before?.mode ?? null,
+      beforeLink: e.before?.link ?? null,
+      afterType: e.after?.type ?? null,
+      afterSha: null,
+      afterMode: e.after?.mode ?? null,
+      afterLink: e.after?.link ?? null,
+      size: e.after?.size ?? 0,
+      bulky: bulk,
+    };
+    let before: Buffer | null = null;
+    let after: Buffer | null = null;
+    if (!bulk && e.before?.type === "file") {
+      before = await fs.readFile(path.join(input.root, e.path));
+      const backup = await input.backups.save({ path: e.path, bytes: before, mode: e.before.mode });
+      row.beforeSha = backup.sha256;
+    }
+    if (!bulk && e.after?.type === "file") {
+      after = await input.source.bytes(row);
+      row.afterSha = sha256Hex(after);
+      row.size = after.length;
+    }
+    loaded[seq] = { row, diff: !bulk && (before || after) ? fileDiff(e.path, before, after, e) : null };
+  });
+  for (const [seq, e] of input.entries.entries()) {
+    const { row, diff: d } = loaded[seq];
+    const bulk = row.bulky;
+    const isDir = (e.after ?? e.before)?.type === "dir";
+    rows.push(row);
+
+    if (e.kind === "created" || (e.kind === "symlink" && !e.before)) counts.created++;
+    else if (e.kind === "deleted") counts.deleted++;
+    else if (e.kind === "modified" || e.kind === "mode" || e.kind === "symlink") counts.modified++;
+    if (e.after?.type === "file" && e.kind !== "mode") counts.bytes += row.size;
+    if (e.kind === "deleted" && !bulk) deletions++;
+    if (holdMatcher(e.path)) sensitive.add(e.path);
+
+    if (bulk) {
+      if (!isDir) {
+        bulky.files++;
+        bulky.bytes += e.after?.type === "file" ? row.size : 0;
+      }
+      bulky.dirs.add(bulkyRoot(e.path));
+      continue;
+    }
+    const listed: ChangedFile = {
+      path: e.path,
+      kind: e.kind,
+      ...(e.after?.type === "file" && { size: row.size }),
+      ...(e.after && e.after.type !== "symlink" && { mode: e.after.mode.toString(8).padStart(4, "0") }),
+      ...(e.after?.link !== undefined && { link: e.after.link }),
+    };
+    if (d) {
+      listed.additions = d.additions;
+      listed.deletions = d.deletions;
+      if (d.diff && diffChars < STORED_DIFF_MAX_CHARS) {
+        diffs.push(d.diff);
+        diffChars += d.diff.length;
+      }
+    } else if (e.kind === "symlink" || (e.kind === "deleted" && e.before?.type === "symlink")) {
+      const sd = diffTexts(e.before ? `a/${e.path}` : "/dev/null", e.after ? `b/${e.path}` : "/dev/null", e.before?.link ? `${e.before.link}\n` : "", e.after?.link ? `${e.after.link}\n` : "");
+      if (sd.diff) diffs.push(`# symlink ${e.path}\n${sd.diff}`);
+    }
+    if (e.kind === "mode" && e.before && e.after) diffs.push(`diff --git a/${e.path} b/${e.path}\nold mode ${octal(e.before.mode)}\nnew mode ${octal(e.after.mode)}\n`);
+    if (files.length < FILES_CAP) files.push(listed);
+  }
+  const holdReasons: string[] = [];
+  if (input.reviewEffects) holdReasons.push("a policy rule asks a reviewer to approve this command's effect (review_effects)");
+  if (deletions > maxDeletions()) holdReasons.push(`deletes ${deletions} files (more than ${maxDeletions()})`);
+  if (sensitive.size > 0) holdReasons.push(`changes ${[...sensitive].slice(0, 5).join(", ")}${sensitive.size > 5 ? ` and ${sensitive.size - 5} more` : ""} (sensitive, or runs later with your rights)`);
+  const capped = capDiff(diffs.join(""), STORED_DIFF_MAX_CHARS);
+  const summary: ChangesSummary = {
+    status: "applied",
+    ...counts,
+    total_files: input.entries.length,
+    files,
+    files_truncated: input.entries.length - bulkyCount(rows) > files.length,
+    ...(bulky.files > 0 && { bulky: { files: bulky.files, bytes: bulky.bytes, dirs: [...bulky.dirs].slice(0, 20) } }),
+    ...(input.skipped && input.skipped.length > 0 && { skipped: input.skipped.slice(0, 50) }),
+    ...(holdReasons.length > 0 && { hold_reasons: holdReasons }),
+  };
+  return { rows, summary, diff: capped.diff, diffTruncated: capped.truncated, holdReasons };
+}
+
+function bulkyCount(rows: FileChangeRow[]): number {
+  return rows.filter((r) => r.bulky).length;
+}
+
+function octal(mode: number): string {
+  return `100${mode.toString(8).padStart(3, "0")}`;
+}
+
+/** The top directory a bulky path is summarised under ("node_modules", "pkg/node_modules"). */
+function bulkyRoot(rel: string): string {
+  const parts = rel.split("/");
+  const i = parts.findIndex((p) => BULKY_DIRS.has(p));
+  return i >= 0 ? parts.slice(0, i + 1).join("/") : parts.slice(0, Math.min(parts.length, 1)).join("/");
+}
+
+function fileDiff(rel: string, before: Buffer | null, after: Buffer | null, e: ChangeEntry): { diff: string; additions: number; deletions: number } {
+  const big = (before?.length ?? 0) > DIFF_FILE_MAX_BYTES || (after?.length ?? 0) > DIFF_FILE_MAX_BYTES;
+  if (big) return { diff: `diff --git a/${rel} b/${rel}\n# ${e.kind}: too large for a line diff (${after?.length ?? before?.length} bytes)\n`, additions: 0, deletions: 0 };
+  if (after) return diffFileBytes(rel, before, after);
+  // A deleted file: every line removed.
+  const profile = profileText(before!);
+  if (profile.binary) return { diff: `diff --git a/${rel} b/${rel}\ndeleted file\nBinary file a/${rel} deleted\n`, additions: 0, deletions: 0 };
+  return diffTexts(`a/${rel}`, "/dev/null", decodeForDisplay(before!, profile), "");
+}

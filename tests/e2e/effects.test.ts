@@ -1,0 +1,90 @@
+import fs from "node:fs";
+import path from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "@/tests/helpers/server";
+import { launchChromium, logPageErrors, reviewerContext, screenshot, signIn, sqliteDataDir } from "@/tests/e2e/browser";
+
+/**
+ * What a command changed, in a real browser: the call page shows a command's change set with its
+ * diff and reverts it; the inbox shows a held change set (the effect, not the command line) and
+ * applies it on approval; a session's rewind page shows the combined diff and rewinds.
+ */
+
+let server: TestServer;
+let browser: Browser;
+let page: Page;
+const SESSION = "e2e-effects";
+
+async function agentCall(tool: string, args: unknown): Promise<any> {
+  const res = await server.call(tool, args, { prefer: "wait=0", "x-agent-session": SESSION });
+  if (res.status !== 202) return res.body;
+  const decided = await server.reviewer("POST", `/api/approvals/${res.body.call_id}/approve`, {});
+  return decided.body.result;
+}
+
+beforeAll(async () => {
+  const { dataDir, databaseUrl } = sqliteDataDir();
+  server = await startTestServer({ dataDir, databaseUrl });
+  fs.mkdirSync(path.join(server.workspace, "src"));
+  for (const name of ["api", "db", "jobs"]) {
+    fs.writeFileSync(path.join(server.workspace, "src", `${name}.py`), `import os\n\nTIMEOUT = 30\nRETRIES = 3\n\n\ndef ${name}_handler(event):\n    return {"ok": True, "source": "${name}"}\n`);
+  }
+  for (let i = 0; i < 80; i++) fs.writeFileSync(path.join(server.workspace, "src", `fixture_${i}.json`), `{"case": ${i}}\n`);
+  browser = await launchChromium();
+  const context = await reviewerContext(browser, server);
+  page = await context.newPage();
+  logPageErrors(page);
+  page.on("dialog", (dialog) => void dialog.accept());
+  await signIn(page, server, "/");
+}, 1_200_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+describe("file changes in the dashboard", () => {
+  it("a command's diff on the call page, then its revert", async () => {
+    const env = await agentCall("run_command", { command: "sed -i 's/TIMEOUT = 30/TIMEOUT = 120/; s/RETRIES = 3/RETRIES = 5/' src/*.py && python3 -c \"open('src/VERSION','w').write('2.0.0\\n')\"" });
+    expect(env.data.changes).toMatchObject({ status: "applied", modified: 3, created: 1 });
+    await page.goto(`${server.url}/calls/${env.call_id}`);
+    const card = page.locator('[data-testid="file-changes"]');
+    await card.locator(".d2h-file-side-diff").first().waitFor();
+    expect(await card.locator('[data-testid="changed-files"]').textContent()).toContain("src/VERSION");
+    await screenshot(page, "command-diff-call-page.png", true);
+    await page.click('[data-testid="revert-call"] button');
+    await page.locator('[data-testid="revert-call"] [role="status"]').waitFor();
+    expect(fs.readFileSync(path.join(server.workspace, "src/api.py"), "utf8")).toContain("TIMEOUT = 30");
+    expect(fs.existsSync(path.join(server.workspace, "src/VERSION"))).toBe(false);
+  });
+
+  it("a held change set in the approvals inbox, approved as an effect", async () => {
+    const env = await agentCall("run_command", { command: "rm -f src/fixture_*.json && echo cleaned" });
+    expect(env.data.changes).toMatchObject({ status: "held", deleted: 80 });
+    await page.goto(`${server.url}/approvals?call=${env.call_id}`);
+    const detail = page.locator(`[data-testid="approval-detail"][data-call-id="${env.call_id}"]`);
+    await detail.locator(".d2h-file-side-diff, .d2h-file-diff").first().waitFor();
+    expect(await detail.locator('[data-testid="preview-warnings"]').textContent()).toContain("deletes 80 files");
+    await screenshot(page, "held-effects-approval.png");
+    const decided = await server.reviewer("POST", `/api/approvals/${env.call_id}/approve`, {});
+    expect(decided.body.result.data.changes.status).toBe("applied");
+    expect(fs.readdirSync(path.join(server.workspace, "src")).filter((n) => n.endsWith(".json"))).toEqual([]);
+  });
+
+  it("a session rewind: the combined diff, then the rewind", async () => {
+    const first = await agentCall("write_file", { path: "src/api.py", content: "# rewritten by the agent\n" });
+    await agentCall("run_command", { command: "python3 -c \"open('src/new_module.py','w').write('x = 1\\n')\" && sed -i 's/db_handler/database_handler/' src/db.py" });
+    const sessions = await server.reviewer("GET", `/api/calls/${first.call_id}`);
+    const sessionId = sessions.body.call.session_id as string;
+    await page.goto(`${server.url}/sessions/${sessionId}`);
+    await page.locator('[data-testid="session-changes"]').waitFor();
+    await page.goto(`${server.url}/sessions/${sessionId}/rewind?before=${first.call_id}`);
+    await page.locator('[data-testid="rewind-preview"] .d2h-file-side-diff').first().waitFor();
+    await screenshot(page, "session-rewind.png", true);
+    await page.click('[data-testid="rewind-form"] button');
+    await page.locator('[data-testid="rewind-form"] [role="status"]').waitFor();
+    expect(fs.readFileSync(path.join(server.workspace, "src/api.py"), "utf8")).toContain("TIMEOUT = 30");
+    expect(fs.existsSync(path.join(server.workspace, "src/new_module.py"))).toBe(false);
+  });
+});

@@ -1,0 +1,140 @@
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { useFreshDatabase } from "@/tests/helpers/test-db";
+import { getConfig } from "@/lib/config";
+import { db } from "@/lib/db";
+import { backupStoreFor } from "@/lib/backups/store";
+import { currentWorkspace } from "@/lib/gateway/workspace";
+import { runCommand } from "@/lib/exec/run-command";
+import { runWithEffects } from "@/lib/effects/command-effects";
+import { readRows } from "@/lib/effects/journal";
+import type { ToolContext, Workspace } from "@/lib/tools/define-tool";
+import { treeHash } from "@/tests/effects/tree-hash";
+
+/**
+ * A command's effect captured on a real overlay mount, read from its upper layer, backed up and
+ * applied to the real workspace (real SQLite, real unshare + overlayfs, real bash).
+ */
+
+let ws: Workspace;
+beforeAll(async () => {
+  await useFreshDatabase();
+  ws = await currentWorkspace();
+});
+
+let n = 0;
+async function run(command: string, opts: { reviewEffects?: boolean } = {}) {
+  const callId = `call_fx_${++n}_${crypto.randomBytes(3).toString("hex")}`;
+  const ctx: ToolContext = {
+    callId,
+    workspace: ws,
+    config: getConfig(),
+    signal: new AbortController().signal,
+    note: () => {},
+    backups: backupStoreFor(ws.id, callId),
+    ...(opts.reviewEffects && { ruleOptions: { review_effects: true } }),
+  };
+  const fx = await runWithEffects(ctx, {
+    command,
+    cwdAbs: ws.root,
+    commandData: { command, cwd: "." },
+    run: (_capture, line) => runCommand({ command: line, cwd: ws.root, timeoutMs: 30_000, maxOutputChars: 10_000, env: { PATH: "/usr/bin:/bin" } }),
+  });
+  return { callId, ...fx };
+}
+
+const put = (rel: string, content: string | Buffer, mode = 0o644) => {
+  const abs = path.join(ws.root, rel);
+  fs.mkdirSync(path.dirname(abs), { recursive: true });
+  fs.writeFileSync(abs, content);
+  fs.chmodSync(abs, mode);
+};
+const read = (rel: string) => fs.readFileSync(path.join(ws.root, rel), "utf8");
+
+beforeEach(() => {
+  for (const name of fs.readdirSync(ws.root)) fs.rmSync(path.join(ws.root, name), { recursive: true, force: true });
+});
+
+describe("capture and apply", () => {
+  it("sed -i: one modified file, its old bytes backed up, the diff shown", async () => {
+    put("a.txt", "alpha\nbeta\n");
+    const r = await run("sed -i s/beta/gamma/ a.txt && echo done");
+    expect(r.result.stdout).toBe("done\n");
+    expect(r.changes).toMatchObject({ status: "applied", created: 0, modified: 1, deleted: 0 });
+    expect(r.changes!.files).toEqual([expect.objectContaining({ path: "a.txt", kind: "modified", additions: 1, deletions: 1 })]);
+    expect(r.diff).toContain("-beta");
+    expect(r.diff).toContain("+gamma");
+    expect(read("a.txt")).toBe("alpha\ngamma\n");
+    const backups = await db().backup.findMany({ where: { callId: r.callId } });
+    expect(backups.map((b) => b.path)).toEqual(["a.txt"]);
+    expect((await db().changeSet.findUnique({ where: { callId: r.callId } }))?.status).toBe("applied");
+    expect(fs.existsSync(path.join(getConfig().dataDir, "effects", r.callId))).toBe(false);
+  });
+
+  it("creates, deletes, renames, mode changes, symlinks and a replaced directory", async () => {
+    put("keep.txt", "k\n");
+    put("old.txt", "o\n");
+    put("tool.sh", "#!/bin/sh\n");
+    put("dir/x.txt", "x\n");
+    put("dir/y.txt", "y\n");
+    put("dir/sub/z.txt", "z\n");
+    const r = await run("mv old.txt new.txt && chmod 755 tool.sh && ln -s keep.txt link && rm -rf dir && mkdir dir && echo X > dir/x.txt && mkdir made && echo m > made/f");
+    const kinds = Object.fromEntries(r.changes!.files.map((f) => [f.path, f.kind]));
+    expect(kinds).toMatchObject({
+      "old.txt": "deleted",
+      "new.txt": "created",
+      "tool.sh": "mode",
+      link: "symlink",
+      "dir/x.txt": "modified",
+      "dir/y.txt": "deleted",
+      "dir/sub/z.txt": "deleted",
+      "dir/sub": "dir_deleted",
+      made: "dir_created",
+      "made/f": "created",
+    });
+    expect(read("new.txt")).toBe("o\n");
+    expect(fs.existsSync(path.join(ws.root, "old.txt"))).toBe(false);
+    expect(fs.statSync(path.join(ws.root, "tool.sh")).mode & 0o777).toBe(0o755);
+    expect(fs.readlinkSync(path.join(ws.root, "link"))).toBe("keep.txt");
+    expect(fs.readdirSync(path.join(ws.root, "dir"))).toEqual(["x.txt"]);
+    expect(read("dir/x.txt")).toBe("X\n");
+    expect(read("made/f")).toBe("m\n");
+    expect(read("keep.txt")).toBe("k\n");
+  });
+
+  it("a touch or a rewrite with the same bytes is no change", async () => {
+    put("same.txt", "s\n");
+    const r = await run("touch same.txt && cp same.txt /tmp/ar-same && cat /tmp/ar-same > same.txt");
+    expect(r.changes).toMatchObject({ total_files: 0 });
+  });
+
+  it("a failing command's changes are applied as the shell left them", async () => {
+    const r = await run("echo partial > p.txt; exit 3");
+    expect(r.result.exit_code).toBe(3);
+    expect(r.changes).toMatchObject({ status: "applied", created: 1 });
+    expect(read("p.txt")).toBe("partial\n");
+  });
+
+  it("node_modules is applied without backups and summarised", async () => {
+    put("node_modules/old/index.js", "old\n");
+    const r = await run("rm -rf node_modules/old && mkdir -p node_modules/pkg && for i in $(seq 1 30); do echo $i > node_modules/pkg/f$i.js; done");
+    expect(r.changes!.bulky).toMatchObject({ files: 31, dirs: ["node_modules"] });
+    expect(r.changes!.files).toEqual([]);
+    expect(await db().backup.count({ where: { callId: r.callId } })).toBe(0);
+    expect(read("node_modules/pkg/f30.js")).toBe("30\n");
+    expect(fs.existsSync(path.join(ws.root, "node_modules/old"))).toBe(false);
+  });
+
+  it("many deletions, a .git/hooks change and review_effects hold the change set; the workspace stays untouched", async () => {
+    for (let i = 0; i < 60; i++) put(`many/f${i}.txt`, `${i}\n`);
+    const before = treeHash(ws.root);
+    // No call row exists here, so holding fails after the journal is written; the workspace is untouched either way.
+    await expect(run("rm -rf many")).rejects.toThrow(/left "running"/);
+    expect(treeHash(ws.root)).toBe(before);
+    const set = await db().changeSet.findFirst({ where: { status: "held" }, orderBy: { createdAt: "desc" } });
+    expect(JSON.parse(set!.summaryJson).hold_reasons[0]).toMatch(/deletes 60 files/);
+    expect((await readRows(set!.callId)).filter((r) => r.kind === "deleted")).toHaveLength(60);
+  });
+});
