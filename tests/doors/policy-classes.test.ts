@@ -50,7 +50,7 @@ async function hook(command: string, onTimeout: "deny" | "ask" = "deny"): Promis
     }),
   });
   expect(res.status).toBe(200);
-  return (await res.json()).hookSpecificOutput;
+  return (await res.json()).hook_output.hookSpecificOutput;
 }
 
 describe("HTTP door", () => {
