@@ -71,7 +71,7 @@ function probe(root: string, dataDir: string): { ok: true } | { ok: false; reaso
   const rel = path.relative(root, dataDir);
   if (!rel.startsWith("..") && !path.isAbsolute(rel)) return { ok: false, reason: "the data directory is inside the workspace" };
   try {
-    execFileSync(UNSHARE, ["--mount", "--propagation", "private", "--", "/bin/sh", "-c", "grep -qw overlay /proc/filesystems"], { stdio: "ignore", timeout: 5000 });
+    execFileSync(/*turbopackIgnore: true*/ UNSHARE, ["--mount", "--propagation", "private", "--", "/bin/sh", "-c", "grep -qw overlay /proc/filesystems"], { stdio: "ignore", timeout: 5000 });
     return { ok: true };
   } catch {
     return { ok: false, reason: "no private mount namespace with overlayfs here" };
