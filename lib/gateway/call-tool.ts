@@ -49,6 +49,11 @@ export interface Caller {
   description?: string;
   /** W3C trace context of the request (`traceparent`, validated), stored with the call. */
   traceparent?: string | null;
+  /**
+   * Why the command's real working directory is not known (a Claude Code hook call without a
+   * `cwd`, or with one outside the workspace): the policy asks instead of judging relative paths.
+   */
+  cwdUnknown?: string;
 }
 
 export interface CallOptions {
@@ -208,7 +213,7 @@ export async function decideCall(caller: Caller, toolName: string, rawArgs: unkn
       ...(subject.command && { command: { command: subject.command.command, cwd: fenced.cwd?.absolute, grants: subject.command.grants } }),
       ...(subject.url !== undefined && { url: subject.url }),
     },
-    { door: caller.door },
+    { door: caller.door, ...(caller.cwdUnknown && { cwdUnknown: caller.cwdUnknown }) },
   );
   // The verdict carries the parsed command's words: stored masked like the arguments.
   const decisionColumns = { decision: verdict.decision, decisionJson: decisionColumn.encode(redactValue(verdict)) };

@@ -33,7 +33,10 @@ export function readOnlyContext(callId: string, workspace: Workspace, timeoutMs 
  * @param paths fenced workspace-relative paths; `command.cwd` the fenced absolute cwd (default
  *   root); `command.grants` what the call asks beyond the sandbox's defaults (`network: true`).
  * @param options.door the door the call came through: at "hook" Claude Code runs the command
- *   itself, so it is not boxed (`boxed: false` in the policy input).
+ *   itself, so it is not boxed (`boxed: false` in the policy input), and with the person's own
+ *   environment, which the gateway does not know (`envUnknown: true`: no variable has a known value).
+ * @param options.cwdUnknown why the command's real working directory is not known (a hook call
+ *   without a usable `cwd`): the policy then judges no relative path and asks with this reason.
  * @returns the verdict with the deciding rule and, for commands, every part's decision. For
  *   run_command the sandbox is part of the question (`boxed`, `sandboxProblem`, `grants`), and
  *   whatever the rules say, the gateway never lets a command past without a reviewer when it
@@ -44,7 +47,7 @@ export async function askPolicy(
   tool: ToolDefinition,
   workspace: Workspace,
   subject: { paths: string[]; command?: { command: string; cwd?: string; grants?: SandboxGrants }; url?: string },
-  options: { door?: "http" | "mcp" | "cli" | "hook" | "dashboard" } = {},
+  options: { door?: "http" | "mcp" | "cli" | "hook" | "dashboard"; cwdUnknown?: string } = {},
 ): Promise<PolicyVerdict> {
   const box = tool.name === "run_command" ? commandBox(options.door) : null;
   const grants = subject.command?.grants;
@@ -63,6 +66,8 @@ export async function askPolicy(
         cwd: subject.command.cwd ?? workspace.root,
         workspaceRoot: workspace.root,
         env,
+        ...(options.door === "hook" && { envUnknown: true }),
+        ...(options.cwdUnknown && { cwdUnknown: options.cwdUnknown }),
       },
     }),
     ...(subject.url !== undefined && { url: subject.url }),

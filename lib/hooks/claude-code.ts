@@ -77,7 +77,14 @@ export async function decideClaudeCodeHook(agent: AgentIdentity, payload: PreToo
     return verdict(null, `Agent Reach does not supervise ${payload.tool_name}; Claude Code's own permissions apply.`, null, null);
   }
   const description = typeof payload.tool_input.description === "string" ? payload.tool_input.description : undefined;
-  const envelope = await decideOnly({ door: "hook", agent, sessionKey: payload.session_id ?? null, ...(description !== undefined && { description }) }, mapped.tool, mapped.args, options);
+  const caller: Caller = {
+    door: "hook",
+    agent,
+    sessionKey: payload.session_id ?? null,
+    ...(description !== undefined && { description }),
+    ...(mapped.cwdUnknown && { cwdUnknown: mapped.cwdUnknown }),
+  };
+  const envelope = await decideOnly(caller, mapped.tool, mapped.args, options);
   const ref = envelope.call_id ? ` (Agent Reach call ${envelope.call_id})` : "";
   if (envelope.ok) {
     const data = envelope.data as { decision?: string; reviewer?: string; rule?: { id: string } | null };
@@ -154,12 +161,20 @@ async function expireUndecided(callId: string, waitMs: number): Promise<Envelope
  * a malformed call is recorded and answered by the tool's own schema (invalid_arguments → deny).
  * MultiEdit becomes one edit_file whose old/new strings are the file before and after all its
  * edits (computed with edit_file's own matching), so the reviewer sees the combined diff.
+ * Bash runs in the payload's `cwd`; when that is absent or outside the workspace the command's
+ * directory is not known, so it is left out of the arguments and `cwdUnknown` says why (the
+ * policy then asks rather than judging relative paths from the workspace root).
  */
-export async function mapClaudeCodeCall(payload: PreToolUsePayload): Promise<{ tool: string; args: Record<string, unknown> } | null> {
+export async function mapClaudeCodeCall(
+  payload: PreToolUsePayload,
+): Promise<{ tool: string; args: Record<string, unknown>; cwdUnknown?: string } | null> {
   const input = payload.tool_input;
   switch (payload.tool_name) {
-    case "Bash":
-      return { tool: "run_command", args: { command: input.command, ...(payload.cwd !== undefined && { cwd: payload.cwd }) } };
+    case "Bash": {
+      const cwdUnknown = await bashCwdProblem(payload.cwd);
+      if (cwdUnknown) return { tool: "run_command", args: { command: input.command }, cwdUnknown };
+      return { tool: "run_command", args: { command: input.command, cwd: payload.cwd } };
+    }
     case "Write":
       return { tool: "write_file", args: { path: input.file_path, content: input.content } };
     case "Edit":
@@ -172,6 +187,23 @@ export async function mapClaudeCodeCall(payload: PreToolUsePayload): Promise<{ t
       return { tool: "fetch_url", args: { url: input.url } };
     default:
       return null;
+  }
+}
+
+/**
+ * Why a Bash call's `cwd` cannot stand for the directory the command runs in, or null when it is
+ * a path inside the workspace (one that is not a directory is refused later by the fence).
+ */
+async function bashCwdProblem(cwd: string | undefined): Promise<string | null> {
+  if (cwd === undefined || cwd === "") return "the hook call names no working directory (cwd), so Claude Code's real one is unknown";
+  if (!cwd.startsWith("/")) return `the hook call's working directory ${JSON.stringify(cwd)} is not an absolute path`;
+  try {
+    await resolveInWorkspace(await currentWorkspace(), cwd);
+    return null;
+  } catch (err) {
+    if (err instanceof ToolError && err.errorName === "path_outside_workspace") return `the hook call's working directory ${cwd} is outside the workspace`;
+    if (err instanceof ToolError) return null;
+    throw err;
   }
 }
 

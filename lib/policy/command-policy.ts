@@ -43,6 +43,18 @@ export interface CommandContext {
   workspaceRoot: string;
   /** The child environment the executor will use (lib/exec/child-env.ts). */
   env: Record<string, string>;
+  /**
+   * The command runs with an environment the policy does not know (the person's own, at the
+   * Claude Code hook door): every variable and `~` is unknown, assignments may change exported
+   * variables, and `env` is never read for the command's values.
+   */
+  envUnknown?: boolean;
+  /**
+   * Why the directory the command runs in is not known (the hook payload named none, or one
+   * outside the workspace): `cwd` is then a placeholder, relative paths cannot be judged, and
+   * the line asks with this reason.
+   */
+  cwdUnknown?: string;
   /** The command will run inside the OS sandbox (absent: it will not; see PolicyInput.boxed). */
   boxed?: boolean;
   /** Why the sandbox is unavailable: every command asks with this reason. */
@@ -114,7 +126,7 @@ interface Scope {
  */
 export async function classifyCommandLine(ctx: CommandContext, rules: readonly PolicyRuleData[]): Promise<CommandClassification> {
   const classifier = new LineClassifier(ctx, activeRules(rules, "run_command"));
-  await classifier.script(ctx.command, [ctx.cwd], 0, null);
+  await classifier.script(ctx.command, ctx.cwdUnknown ? null : [ctx.cwd], 0, null);
   return classifier.result();
 }
 
@@ -137,7 +149,12 @@ class LineClassifier {
     const parsed = await parseShell(source);
     for (const p of parsed.problems) this.unclassifiable(via ? `${via}: ${p}` : p);
     const commands = allCommands(parsed.root);
-    const expansion: ExpansionEnv = { env: this.ctx.env, dynamicNames: parsed.assignedNames, allDynamic: false };
+    const expansion: ExpansionEnv = {
+      env: this.ctx.envUnknown ? {} : this.ctx.env,
+      dynamicNames: parsed.assignedNames,
+      allDynamic: false,
+      ...(this.ctx.envUnknown && { unknownEnv: true }),
+    };
     expansion.allDynamic = commands.some((c) => assignsAnyVariable(c, expansion));
     const scope: Scope = {
       expansion,
@@ -151,6 +168,9 @@ class LineClassifier {
   }
 
   result(): CommandClassification {
+    if (this.ctx.cwdUnknown) {
+      this.lineFindings.push({ decision: "ask", rule: null, reason: `unknown_cwd: ${this.ctx.cwdUnknown}; relative paths and the directory the command works in cannot be judged` });
+    }
     if (this.ctx.sandboxProblem) {
       this.lineFindings.push({
         decision: "ask",
@@ -301,14 +321,34 @@ class LineClassifier {
         out.push({ decision: "ask", rule: null, reason: `sets ${name} for the command it runs` });
       } else if (!hasCommand && (SENSITIVE_SHELL_VARIABLES.test(name) || name in scope.expansion.env)) {
         out.push({ decision: "ask", rule: null, reason: `changes ${name} for the commands after it` });
+      } else if (!hasCommand && scope.expansion.unknownEnv) {
+        out.push({ decision: "ask", rule: null, reason: `changes ${name}, which the person's own environment may export to the commands after it` });
       }
     }
     return out;
   }
 
+  /**
+   * What a here-string or heredoc feeds the command: with an environment the policy does not
+   * know, any variable it expands may be a credential of the person's own (the command may print it).
+   */
+  private contentFindings(r: ShellRedirect, scope: Scope): Finding[] {
+    const content = r.content!;
+    // With the child environment known, the values are the child's own (and substitutions in
+    // the content are judged as nested commands already).
+    if (!scope.expansion.unknownEnv) return [];
+    if ("word" in content) {
+      const e = expandWord(content.word, scope.expansion);
+      return e.static ? [] : [{ decision: "ask", rule: null, reason: `unclassifiable: here-string ${r.text}: ${e.why} is only known when the command runs` }];
+    }
+    const names = content.variables.map((v) => `$${v}`).join(", ");
+    return [{ decision: "ask", rule: null, reason: `unclassifiable: heredoc ${r.text} expands ${names}, variables of the person's own environment, which the policy does not know` }];
+  }
+
   private async redirectFindings(redirects: ShellRedirect[], cwds: Cwds, scope: Scope): Promise<Finding[]> {
     const out: Finding[] = [];
     for (const r of redirects) {
+      if (r.content) out.push(...this.contentFindings(r, scope));
       const kind = redirectKind(r);
       if (kind === "none" || !r.target) continue;
       if (r.target.parts.length === 1 && r.target.parts[0].kind === "dynamic" && /^[<>]\(/.test(r.target.text)) continue; // >(cmd): a pipe
@@ -500,7 +540,7 @@ class LineClassifier {
     const operand = args.find((t) => t.value !== "--");
     if (isDynamicVariable("CDPATH", scope.expansion)) return { ok: null, fail: cwds };
     let target: string | null;
-    if (!operand) target = name === "cd" ? (scope.expansion.env.HOME ?? null) : null;
+    if (!operand) target = name === "cd" && !scope.expansion.unknownEnv ? (scope.expansion.env.HOME ?? null) : null;
     else target = operand.value === null || operand.glob || operand.value === "-" ? null : operand.value;
     if (target === null) return { ok: null, fail: cwds };
     const t = target;

@@ -40,6 +40,12 @@ export interface ShellRedirect {
   fd: number | null;
   /** The target word; null for heredocs and `>&-`. */
   target: ShellWord | null;
+  /**
+   * What a here-string or a heredoc with an unquoted delimiter feeds the command after
+   * expansion: the here-string's word, or for a heredoc the names of the variables its body
+   * expands (`$X`, `${X…}`, positional and special parameters).
+   */
+  content?: { word: ShellWord } | { variables: string[] };
 }
 
 /** A `NAME=value` assignment (prefix of a command, or alone). */
@@ -667,8 +673,8 @@ class Walker {
     }
     if (node.type === "herestring_redirect") {
       const value = node.namedChildren.find((c) => c && c.type !== "file_descriptor");
-      if (value) this.rawWord(value, nested, depth);
-      out.push({ text: node.text, operator: "<<<", fd, target: null });
+      const word = value ? this.finishWord(this.rawWord(value, nested, depth)) : null;
+      out.push({ text: node.text, operator: "<<<", fd, target: null, ...(word && { content: { word } }) });
       // A piece touching the here-string belongs to it (`<<<'a'\b`), not to the arguments.
       return { extraWords: [], tail: { end: node.endIndex, word: null } };
     }
@@ -678,7 +684,8 @@ class Walker {
       const body = node.children.find((c) => c?.type === "heredoc_body");
       const quotedDelimiter = !start || /['"\\]/.test(start.text);
       if (body && !quotedDelimiter) this.heredocBody(body.text, nested, depth);
-      out.push({ text: `${operator}${start?.text ?? ""}`, operator, fd, target: null });
+      const variables = body && !quotedDelimiter ? heredocVariables(body.text) : [];
+      out.push({ text: `${operator}${start?.text ?? ""}`, operator, fd, target: null, ...(variables.length > 0 && { content: { variables } }) });
       // Redirects written after the heredoc start (`cat <<EOF > f`) belong to the same command.
       const extraWords: ShellWord[] = [];
       for (const c of node.namedChildren) if (c && c.type.endsWith("_redirect")) extraWords.push(...this.redirect(c, out, nested, depth).extraWords);
@@ -996,6 +1003,18 @@ function redirectText(redirects: ShellRedirect[]): string {
 }
 
 /** True when `text` holds `pattern` not preceded by an odd number of backslashes. */
+/** The parameters an unquoted-delimiter heredoc body expands (`$X`, `${X:-y}`, `$1`, `$@`), each once, in order. */
+function heredocVariables(text: string): string[] {
+  const out = new Set<string>();
+  const re = /\$(?:\{[#!]?([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])|([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]))/g;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    let backslashes = 0;
+    for (let i = m.index - 1; i >= 0 && text[i] === "\\"; i--) backslashes++;
+    if (backslashes % 2 === 0) out.add(m[1] ?? m[2]);
+  }
+  return [...out];
+}
+
 function hasUnescapedExpansion(text: string, pattern: RegExp): boolean {
   const re = new RegExp(pattern.source, "g");
   for (let m = re.exec(text); m; m = re.exec(text)) {

@@ -28,6 +28,12 @@ export interface ExpansionEnv {
   dynamicNames: ReadonlySet<string>;
   /** True when the line may set arbitrary variables (`read`, `eval`, `source`, `set`…): every variable is dynamic. */
   allDynamic: boolean;
+  /**
+   * True when the command runs with an environment the policy does not know (the Claude Code hook
+   * door: the person's own shell environment). Every variable, `~` included, is then unknown, so any
+   * word that expands one is not static; `env` is only the gateway's and must not be read for values.
+   */
+  unknownEnv?: boolean;
 }
 
 /**
@@ -46,7 +52,7 @@ const BASH_MANAGED = new Set([
 
 /** True when `name`'s value is not the child environment's. */
 export function isDynamicVariable(name: string, ctx: ExpansionEnv): boolean {
-  return ctx.allDynamic || ctx.dynamicNames.has(name) || BASH_MANAGED.has(name) || /^(BASH|COMP|READLINE)_/.test(name);
+  return ctx.unknownEnv === true || ctx.allDynamic || ctx.dynamicNames.has(name) || BASH_MANAGED.has(name) || /^(BASH|COMP|READLINE)_/.test(name);
 }
 
 const GLOB_CHARS = /[*?[]/;
@@ -80,6 +86,7 @@ export function expandWord(word: ShellWord, ctx: ExpansionEnv): Expansion {
         }
         break;
       case "tilde": {
+        if (ctx.unknownEnv) return { static: false, why: "~ (the home directory of an environment the policy does not know)" };
         if (ctx.env.HOME === undefined) return { static: false, why: "~ without HOME" };
         value += ctx.env.HOME;
         pattern += escapeGlob(ctx.env.HOME);
@@ -88,6 +95,9 @@ export function expandWord(word: ShellWord, ctx: ExpansionEnv): Expansion {
         break;
       }
       case "variable": {
+        if (ctx.unknownEnv && !ctx.dynamicNames.has(part.name) && !BASH_MANAGED.has(part.name)) {
+          return { static: false, why: `$${part.name} (a variable of the person's own environment, which the policy does not know)` };
+        }
         if (isDynamicVariable(part.name, ctx)) return { static: false, why: `$${part.name}` };
         const v = ctx.env[part.name] ?? "";
         if (part.quoted) {

@@ -62,8 +62,14 @@ export interface PolicyInput {
   workspaceRoot?: string;
   /** Fenced, workspace-relative paths the call touches ("" is the root). */
   paths: string[];
-  /** For run_command: the command string and the fenced absolute cwd. */
-  command?: { command: string; cwd: string; workspaceRoot: string; env: Record<string, string> };
+  /**
+   * For run_command: the command string and the fenced absolute cwd. `envUnknown`: the command runs
+   * with an environment the policy does not know (the hook door), so no variable has a known value
+   * (`env` is then only used for the gateway's own lookups, never as the command's environment).
+   * `cwdUnknown`: why the directory the command runs in is not known (then `cwd` is only a
+   * placeholder, and every relative path and working-directory change asks with this reason).
+   */
+  command?: { command: string; cwd: string; workspaceRoot: string; env: Record<string, string>; envUnknown?: boolean; cwdUnknown?: string };
   /** For fetch_url. */
   url?: string;
   /**
