@@ -36,13 +36,17 @@ async function decisionOf(callId: string): Promise<{ decision: string; reasons: 
   return JSON.parse(row.decisionJson);
 }
 
-async function hook(command: string, onTimeout: "deny" | "ask" = "deny"): Promise<{ permissionDecision: string; permissionDecisionReason: string }> {
+async function hook(
+  command: string,
+  onTimeout: "deny" | "ask" = "deny",
+  cwd: string | null = server.workspace,
+): Promise<{ permissionDecision: string; permissionDecisionReason: string }> {
   const res = await fetch(`${server.url}/api/hooks/claude-code?on_timeout=${onTimeout}`, {
     method: "POST",
     headers: { authorization: `Bearer ${server.agentToken}`, "content-type": "application/json", prefer: "wait=0" },
     body: JSON.stringify({
       session_id: "policy-classes",
-      cwd: server.workspace,
+      ...(cwd !== null && { cwd }),
       hook_event_name: "PreToolUse",
       tool_name: "Bash",
       tool_input: { command, description: "policy class test" },
@@ -108,5 +112,59 @@ describe("Claude Code hook door", () => {
     expect(v.decision).toBe("ask");
     expect(v.reasons[0]).toMatch(/^unboxed: npm test is allowed by a rule, but this command will not run inside the sandbox/);
     expect(v.risks?.map((r) => r.kind)).toEqual(expect.arrayContaining(["runs_workspace_code", "leaves_sandbox"]));
+  });
+
+  // Claude Code runs the command with the person's own environment, which the gateway does not know.
+  it.each([
+    "echo $ANTHROPIC_API_KEY",
+    "echo ${AWS_SECRET_ACCESS_KEY}",
+    'echo "$GITHUB_TOKEN"',
+    "echo ${GITHUB_TOKEN:-unset}",
+    "echo ${!GITHUB*}",
+    "cat $GOOGLE_APPLICATION_CREDENTIALS",
+    "cat $MAIL",
+    "ls $XDG_RUNTIME_DIR",
+    "echo $HOME",
+    "cat ~/.netrc",
+    "sed -n 1p notes.txt > $OUT",
+    "cat <<EOF\n$GITHUB_TOKEN\nEOF",
+    'cat <<<"$GITHUB_TOKEN"',
+    "$PAGER notes.txt",
+    "printenv",
+    "printenv GITHUB_TOKEN",
+    "env",
+    "set",
+    "export -p",
+    "declare -p",
+    "compgen -v",
+  ])("asks for %j, which reads the person's own environment, and says why", async (command) => {
+    const out = await hook(command, "ask");
+    expect(out.permissionDecision).toBe("ask");
+    const callId = /Agent Reach call (call_[0-9a-z]+)/.exec(out.permissionDecisionReason)![1];
+    const v = await decisionOf(callId);
+    expect(v.decision).toBe("ask");
+    expect(v.reasons.length).toBeGreaterThan(0);
+  });
+
+  it("names the unknown variable for the reviewer", async () => {
+    const out = await hook("echo $ANTHROPIC_API_KEY", "ask");
+    const callId = /Agent Reach call (call_[0-9a-z]+)/.exec(out.permissionDecisionReason)![1];
+    expect((await decisionOf(callId)).reasons.join("\n")).toContain("$ANTHROPIC_API_KEY (a variable of the person's own environment, which the policy does not know)");
+  });
+
+  it("keeps the gateway's own doors on the child environment it knows", async () => {
+    const res = await server.call("run_command", { command: "echo $HOME" }, { prefer: "wait=0" });
+    expect(res.body.ok).toBe(true);
+  });
+
+  it.each([
+    ["no cwd", null, "the hook call names no working directory (cwd)"],
+    ["a cwd outside the workspace", os.tmpdir(), `the hook call's working directory ${os.tmpdir()} is outside the workspace`],
+    ["a relative cwd", "sub", 'the hook call\'s working directory "sub" is not an absolute path'],
+  ])("asks for a relative path when the payload has %s", async (_what, cwd, reason) => {
+    const out = await hook("cat passwd", "ask", cwd);
+    expect(out.permissionDecision).toBe("ask");
+    const callId = /Agent Reach call (call_[0-9a-z]+)/.exec(out.permissionDecisionReason)![1];
+    expect((await decisionOf(callId)).reasons.join("\n")).toContain(`unknown_cwd: ${reason}`);
   });
 });

@@ -38,6 +38,23 @@ describe("mapClaudeCodeCall", () => {
     expect(await mapClaudeCodeCall(fixture(name))).toEqual({ tool, args: args() });
   });
 
+  it.each([
+    ["without a cwd", (p: any) => delete p.cwd, () => "the hook call names no working directory (cwd), so Claude Code's real one is unknown"],
+    ["with an empty cwd", (p: any) => (p.cwd = ""), () => "the hook call names no working directory (cwd), so Claude Code's real one is unknown"],
+    ["with a cwd outside the workspace", (p: any) => (p.cwd = "/etc"), () => "the hook call's working directory /etc is outside the workspace"],
+    ["with a cwd that climbs out", (p: any) => (p.cwd = `${root}/..`), () => `the hook call's working directory ${root}/.. is outside the workspace`],
+    ["with a relative cwd", (p: any) => (p.cwd = "src"), () => 'the hook call\'s working directory "src" is not an absolute path'],
+  ])("maps Bash %s onto run_command without a cwd, saying why the directory is unknown", async (_what, change, why) => {
+    expect(await mapClaudeCodeCall(fixture("bash-git-status", change))).toEqual({ tool: "run_command", args: { command: "git status --short" }, cwdUnknown: why() });
+  });
+
+  it("keeps a Bash cwd inside the workspace", async () => {
+    expect(await mapClaudeCodeCall(fixture("bash-git-status", (p) => (p.cwd = `${root}/src`)))).toEqual({
+      tool: "run_command",
+      args: { command: "git status --short", cwd: `${root}/src` },
+    });
+  });
+
   it("maps WebFetch onto fetch_url and leaves unsupervised tools alone", async () => {
     const web = fixture("read", (p) => ((p.tool_name = "WebFetch"), (p.tool_input = { url: "https://example.com/", prompt: "summarise" })));
     expect(await mapClaudeCodeCall(web)).toEqual({ tool: "fetch_url", args: { url: "https://example.com/" } });
