@@ -39,7 +39,7 @@ describe("mapClaudeCodeCall", () => {
   });
 
   it.each([
-    ["without a cwd", (p: any) => delete p.cwd, () => "the hook call names no working directory (cwd), so Claude Code's real one is unknown"],
+    ["without a cwd", (p: any): void => void delete p.cwd, () => "the hook call names no working directory (cwd), so Claude Code's real one is unknown"],
     ["with an empty cwd", (p: any) => (p.cwd = ""), () => "the hook call names no working directory (cwd), so Claude Code's real one is unknown"],
     ["with a cwd outside the workspace", (p: any) => (p.cwd = "/etc"), () => "the hook call's working directory /etc is outside the workspace"],
     ["with a cwd that climbs out", (p: any) => (p.cwd = `${root}/..`), () => `the hook call's working directory ${root}/.. is outside the workspace`],
