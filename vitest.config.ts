@@ -23,6 +23,8 @@ export default defineConfig({
         test: {
           name: "postgres",
           include: ["tests/audit/**/*.test.ts", "tests/doors/**/*.test.ts", "tests/pg/**/*.test.ts"],
+          // The conformance suite checks the protocol, not the store: once (sqlite) is enough.
+          exclude: ["tests/doors/mcp-conformance.test.ts"],
           globalSetup: ["tests/helpers/pg-global-setup.ts"],
         },
       },

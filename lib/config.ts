@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
+import { canonicalEncoding, isUnicode, SUPPORTED_ENCODINGS } from "@/lib/workspace/encoding";
 import { defaultCommandLimits, MAX_OUTPUT_CHARS, MAX_TIMEOUT_MS, withRuleLimits, type CommandLimits } from "@/lib/exec/limits";
 
 /**
@@ -18,9 +19,18 @@ const EnvSchema = z.object({
   AGENT_REACH_HOST_ID: z.string().min(1).optional(),
   AGENT_REACH_LOG: z.string().min(1).optional(),
   AGENT_REACH_PUBLIC_URL: z.string().url().optional(),
+  AGENT_REACH_ALLOWED_HOSTS: z.string().default(""),
   AGENT_REACH_READ_MAX_CHARS: z.coerce.number().int().min(200).max(1_000_000).default(12_000),
   AGENT_REACH_SEARCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   AGENT_REACH_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(16 * 1024 * 1024),
+  // Legacy encoding of the workspace's non-UTF-8 files (lib/workspace/encoding.ts); unset = detect.
+  AGENT_REACH_LEGACY_ENCODING: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === "" ? null : v.trim()))
+    .refine((v) => v === null || (canonicalEncoding(v) !== null && !isUnicode(canonicalEncoding(v)!)), {
+      message: `a legacy encoding, one of ${SUPPORTED_ENCODINGS.filter((e) => !e.startsWith("utf-")).join(", ")} (common spellings such as GBK, cp936, Shift_JIS, cp1252 also work)`,
+    }),
   AGENT_REACH_APPROVAL_WAIT_DEFAULT_S: z.coerce.number().min(0).max(3600).default(30),
   AGENT_REACH_APPROVAL_WAIT_MAX_S: z.coerce.number().min(0).max(3600).default(120),
   AGENT_REACH_APPROVAL_EXPIRY_S: z.coerce.number().min(1).default(24 * 3600),
@@ -59,10 +69,21 @@ export interface Config {
   logFile: string | null;
   /** Base URL used in links (status URLs, webhooks). */
   publicUrl: string;
+  /**
+   * Extra names (or `name:port`) a request's Host and Origin may carry besides loopback and the
+   * public URL's host (AGENT_REACH_ALLOWED_HOSTS, comma-separated; lib/http/host-check.ts).
+   */
+  allowedHosts: string[];
   /** Default per-call character cap of read_file (characters, i.e. UTF-16 code units). */
   readMaxChars: number;
   /** Largest accepted request body (bytes). */
   maxBodyBytes: number;
+  /**
+   * Canonical name of the workspace's legacy encoding ("gb18030", "shift_jis", "windows-1252", …):
+   * files that are not valid UTF-8 and decode exactly in it are read and written in it, whatever
+   * the detector guesses. Null: detect.
+   */
+  legacyEncoding: string | null;
   /** Time budget of search_files' matching (ms, worker thread); past it the call answers regex_timeout. */
   searchTimeoutMs: number;
   /** Default wait for a decision when a call asks (ms), used when the agent sends no `Prefer: wait`. */
@@ -116,8 +137,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     hostId: e.AGENT_REACH_HOST_ID ?? os.hostname(),
     logFile: e.AGENT_REACH_LOG ? path.resolve(e.AGENT_REACH_LOG) : null,
     publicUrl: e.AGENT_REACH_PUBLIC_URL ?? `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    allowedHosts: e.AGENT_REACH_ALLOWED_HOSTS.split(",").map((h) => h.trim()).filter(Boolean),
     readMaxChars: e.AGENT_REACH_READ_MAX_CHARS,
     maxBodyBytes: e.AGENT_REACH_MAX_BODY_BYTES,
+    legacyEncoding: e.AGENT_REACH_LEGACY_ENCODING === null ? null : canonicalEncoding(e.AGENT_REACH_LEGACY_ENCODING),
     searchTimeoutMs: e.AGENT_REACH_SEARCH_TIMEOUT_MS,
     approvalWaitDefaultMs: e.AGENT_REACH_APPROVAL_WAIT_DEFAULT_S * 1000,
     approvalWaitMaxMs: e.AGENT_REACH_APPROVAL_WAIT_MAX_S * 1000,
@@ -186,4 +209,12 @@ let cached: Config | null = null;
 export function getConfig(): Config {
   cached ??= loadConfig();
   return cached;
+}
+
+/**
+ * Replaces the process-wide configuration (in-process gateways and tests: lib/gateway/index.ts).
+ * Pass null to parse the environment again on next use.
+ */
+export function useConfig(config: Config | null): void {
+  cached = config;
 }

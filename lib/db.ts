@@ -3,13 +3,17 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "@/lib/generated/prisma/client";
 import { PrismaClient as PrismaClientPg } from "@/lib/generated/prisma-pg/client";
 import { getConfig } from "@/lib/config";
+import { isDatabaseBusy } from "@/lib/db-errors";
+
+export { isDatabaseBusy, isDatabaseUnavailable } from "@/lib/db-errors";
 
 /**
  * The one Prisma client of this process, on `globalThis` so that Next.js bundles and hot
  * reloads share it. Only lib/ touches the database, always through `db()`.
  *
  * The provider follows DATABASE_URL: `file:…` is SQLite through the better-sqlite3 driver
- * adapter (10 s busy timeout; WAL mode set by lib/db/migrate.ts); `postgres://` or
+ * adapter (WAL mode set by lib/db/migrate.ts; `synchronous = NORMAL` and a short busy wait set on
+ * the connection here, see `tuneSqlite`); `postgres://` or
  * `postgresql://` is PostgreSQL through the pg adapter. Prisma 7 ties a generated client to one
  * provider, so there are two clients generated from one model (prisma/schema.prisma and its
  * derived prisma/postgres/schema.prisma); they have the same shape, and the rest of the code
@@ -32,6 +36,14 @@ export function db(): PrismaClient {
   return globalForDb.agentReachDb;
 }
 
+/**
+ * Installs `client` as the process-wide client (in-process gateways and tests), or forgets the
+ * current one (null) so the next `db()` opens DATABASE_URL again.
+ */
+export function useDb(client: PrismaClient | null): void {
+  globalForDb.agentReachDb = client ?? undefined;
+}
+
 /** The provider of the process-wide database. */
 export function dbProvider(): "sqlite" | "postgresql" {
   return providerOf(getConfig().databaseUrl);
@@ -39,9 +51,75 @@ export function dbProvider(): "sqlite" | "postgresql" {
 
 /** Creates a client for `url` (used by db() and by scripts that open a specific database). */
 export function createClient(url: string): PrismaClient {
-  if (providerOf(url) === "sqlite") {
-    return new PrismaClient({ adapter: new PrismaBetterSqlite3({ url, timeout: 10_000 }) });
+  // AGENT_REACH_SQL_TRACE=1 (profiling only: bench/profile-call.ts) reports every statement to
+  // `globalThis.agentReachSqlTrace`.
+  const trace = process.env.AGENT_REACH_SQL_TRACE === "1";
+  const log = trace ? { log: [{ emit: "event" as const, level: "query" as const }] } : {};
+  const client =
+    providerOf(url) === "sqlite"
+      ? new PrismaClient({ adapter: new TunedSqliteFactory(new PrismaBetterSqlite3({ url, timeout: SQLITE_BUSY_WAIT_MS })), ...log })
+      : (new PrismaClientPg({ adapter: new PrismaPg({ connectionString: url, max: 20, connectionTimeoutMillis: 5_000 }), ...log }) as unknown as PrismaClient);
+  if (trace) {
+    const sink = globalThis as unknown as { agentReachSqlTrace?: (sql: string) => void };
+    (client as unknown as { $on(e: "query", f: (q: { query: string }) => void): void }).$on("query", (q) => sink.agentReachSqlTrace?.(q.query));
   }
-  const pg = new PrismaClientPg({ adapter: new PrismaPg({ connectionString: url, max: 20 }) });
-  return pg as unknown as PrismaClient;
+  return client;
 }
+
+/**
+ * How long one SQLite statement waits synchronously for a lock another process holds (ms).
+ * better-sqlite3 waits inside the call, which blocks the event loop, so this stays short; the
+ * audit writer and `withSqliteBusyRetry` retry with an asynchronous back-off instead.
+ */
+export const SQLITE_BUSY_WAIT_MS = 25;
+
+/** How long statements outside a transaction retry a locked SQLite database before failing (ms). */
+const SQLITE_BUSY_BUDGET_MS = 10_000;
+
+type SqliteFactory = InstanceType<typeof PrismaBetterSqlite3>;
+type SqliteAdapter = Awaited<ReturnType<SqliteFactory["connect"]>>;
+
+/**
+ * The better-sqlite3 adapter factory with this gateway's connection settings:
+ * - `synchronous = NORMAL` (with WAL): a commit is durable against a crash of the process (the
+ *   WAL is in the OS's page cache) and fsyncs only at checkpoints; a power cut may lose the last
+ *   commits before the most recent checkpoint (docs/RELIABILITY.md);
+ * - statements outside a transaction that find the database locked by another process are
+ *   retried asynchronously (a short synchronous wait each, then a timer) for up to 10 s, so a
+ *   lock holder delays those calls without freezing the server; past the budget the driver's
+ *   busy error surfaces and the doors answer 503 `unavailable`.
+ */
+class TunedSqliteFactory {
+  readonly provider = "sqlite" as const;
+  readonly adapterName: string;
+  constructor(private readonly inner: SqliteFactory) {
+    this.adapterName = inner.adapterName;
+  }
+  async connect(): Promise<SqliteAdapter> {
+    const adapter = await this.inner.connect();
+    const conn = (adapter as unknown as { client: { pragma(sql: string): unknown } }).client;
+    conn.pragma("synchronous = NORMAL");
+    const queryRaw = adapter.queryRaw.bind(adapter);
+    const executeRaw = adapter.executeRaw.bind(adapter);
+    adapter.queryRaw = (query) => withSqliteBusyRetry(() => queryRaw(query));
+    adapter.executeRaw = (query) => withSqliteBusyRetry(() => executeRaw(query));
+    return adapter;
+  }
+  connectToShadowDb(): Promise<SqliteAdapter> {
+    return this.inner.connectToShadowDb();
+  }
+}
+
+/** Retries `fn` while SQLite reports the database locked, sleeping (not spinning) between tries. */
+async function withSqliteBusyRetry<T>(fn: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + SQLITE_BUSY_BUDGET_MS;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!isDatabaseBusy(err) || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, Math.min(200, 5 * 2 ** attempt)));
+    }
+  }
+}
+

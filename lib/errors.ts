@@ -9,6 +9,7 @@
  * turns it into the value. Anything else thrown is a bug and becomes `internal` without a
  * stack trace.
  */
+import { isDatabaseUnavailable } from "@/lib/db-errors";
 
 interface ErrorSpec {
   /** Numeric code, seed 002 classes. */
@@ -47,6 +48,8 @@ export const ERROR_TABLE = {
   transform_failed: { code: 403, status: 422, retryable: false },
   // 5xx: internal
   internal: { code: 500, status: 500, retryable: true },
+  /** The database cannot be reached or is locked past its wait bound; nothing ran. */
+  unavailable: { code: 503, status: 503, retryable: true },
   // 6xx: supervision
   approval_pending: { code: 601, status: 202, retryable: true },
   approval_rejected: { code: 602, status: 403, retryable: false },
@@ -121,6 +124,9 @@ export function toErrorBody(err: unknown): ErrorBody {
     // Input nested so deeply that a recursive parser or printer ran out of stack: the input's
     // fault, and retrying the same input cannot help.
     return errorBody("invalid_arguments", "The input is nested too deeply to process.", { reason: "too_deep" });
+  }
+  if (isDatabaseUnavailable(err)) {
+    return errorBody("unavailable", "The database is unavailable right now (locked or unreachable); nothing was run. Retry shortly.", {}, 1000);
   }
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   switch (code) {

@@ -7,7 +7,7 @@ import path from "node:path";
 export const NEXT_BIN = path.resolve("node_modules/next/dist/bin/next");
 
 /** What a build depends on: source folders and config files (relative to the project root). */
-const INPUTS = ["app", "lib", "public", "instrumentation.ts", "next.config.ts", "postcss.config.mjs", "tsconfig.json", "tsconfig.build.json", "package-lock.json"];
+const INPUTS = ["app", "lib", "public", "instrumentation.ts", "proxy.ts", "next.config.ts", "postcss.config.mjs", "tsconfig.json", "tsconfig.build.json", "package-lock.json"];
 const SKIP = new Set(["generated", "node_modules", ".next"]);
 const STAMP = ".next/agent-reach-fingerprint";
 

@@ -1,7 +1,6 @@
 import { getConfig } from "@/lib/config";
 import { db } from "@/lib/db";
 import { errorBody, type ErrorBody } from "@/lib/errors";
-import { subscribeCall } from "@/lib/events/bus";
 import { failure, success, type Envelope } from "@/lib/result";
 import { finishCall, isFinal, transition } from "@/lib/audit/calls";
 import { getTool } from "@/lib/tools/registry";
@@ -9,6 +8,9 @@ import type { ToolPreview } from "@/lib/tools/define-tool";
 import type { PolicyVerdict } from "@/lib/policy/types";
 import { executeCall } from "@/lib/gateway/execute";
 import { currentWorkspace } from "@/lib/gateway/workspace";
+import { expireCall, isOverdue, waitForOutcome } from "@/lib/approvals/wait";
+import { startExecutor } from "@/lib/approvals/executor";
+import { argsColumn, pendingColumn, queuedTargetSha256, ruleOptionsOf } from "@/lib/audit/record";
 import { applyHeldEffects, discardHeldEffects, dropHeldEffects, isHeldEffects } from "@/lib/effects/call-hooks";
 
 /**
@@ -19,62 +21,14 @@ import { applyHeldEffects, discardHeldEffects, dropHeldEffects, isHeldEffects } 
  * so a call runs at most once however many reviewers, tabs or instances approve it.
  */
 
-/** How often a waiter re-reads the database when no in-process event arrives (ms). */
-const POLL_MS = 500;
-
-export interface PendingDetail {
-  preview: ToolPreview;
-  verdict: PolicyVerdict;
-  /** A decide-only call (CallOptions.external, the Claude Code hook): approving it runs nothing here. */
-  external?: boolean;
-}
+export type { PendingDetail } from "@/lib/audit/record";
 
 /** Outcome of a reviewer's decision request. */
 export type DecisionResult =
   | { ok: true; status: string; envelope: Envelope | null }
   | { ok: false; error: ErrorBody };
 
-/**
- * Waits until the call has finished or `waitMs` passed.
- * @returns the call's final envelope, or null when it is still undecided or running.
- */
-export async function waitForOutcome(callId: string, waitMs: number, signal?: AbortSignal): Promise<Envelope | null> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    const row = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true, resultJson: true, expiresAt: true } });
-    if (row && isFinal(row.status) && row.resultJson) return JSON.parse(row.resultJson) as Envelope;
-    if (row && isOverdue(row)) {
-      await expireCall(callId);
-      continue;
-    }
-    const remaining = deadline - Date.now();
-    if (remaining <= 0 || signal?.aborted) return null;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, Math.min(POLL_MS, remaining));
-      const unsubscribe = subscribeCall(callId, done);
-      signal?.addEventListener("abort", done, { once: true });
-      function done() {
-        clearTimeout(timer);
-        unsubscribe();
-        signal?.removeEventListener("abort", done);
-        resolve();
-      }
-    });
-  }
-}
-
-/** True for a pending call whose `expiresAt` has passed. */
-function isOverdue(row: { status: string; expiresAt: Date | null }): boolean {
-  return row.status === "pending" && row.expiresAt !== null && row.expiresAt < new Date();
-}
-
-/** Ends one pending call with `approval_expired` (603). @returns true when this caller ended it. */
-async function expireCall(callId: string): Promise<boolean> {
-  const envelope = failure(callId, errorBody("approval_expired", "No reviewer decided on this call in time; it was not run.", { call_id: callId }));
-  const done = await finishCall(callId, ["pending"], "expired", envelope, { actor: "system", extra: { decidedAt: new Date() } });
-  if (done) await dropHeldEffects(callId);
-  return done;
-}
+export { waitForOutcome, withdrawCall } from "@/lib/approvals/wait";
 
 /**
  * Ends every pending call whose `expiresAt` has passed (the server's periodic sweep and the
@@ -109,23 +63,26 @@ export async function approveCall(callId: string, reviewer: string, edit?: { con
   const tool = getTool(row.tool);
   if (!tool) return { ok: false, error: errorBody("unknown_tool", `Tool ${row.tool} is no longer registered.`) };
 
-  let args = JSON.parse(row.execArgsJson) as Record<string, unknown>;
+  const queuedArgs = argsColumn.decode(row.execArgsJson);
+  if (!queuedArgs) return { ok: false, error: errorBody("invalid_arguments", "The queued arguments of this call cannot be read back.", { call_id: callId }) };
+  let args = queuedArgs;
   let editedArgsJson: string | null = null;
   if (edit?.content !== undefined) {
-    if ((JSON.parse(row.pendingJson ?? "{}") as Partial<PendingDetail>).external) {
+    if (pendingColumn.decode(row.pendingJson)?.external) {
       return { ok: false, error: errorBody("invalid_arguments", "This call is carried out by the agent's own tool (a hook): it can be approved or rejected, not edited.") };
     }
     if (row.tool !== "write_file") {
       return { ok: false, error: errorBody("invalid_arguments", "Only a write_file call can be approved with edited content.") };
     }
     args = { ...args, content: edit.content };
-    editedArgsJson = JSON.stringify(args);
+    editedArgsJson = argsColumn.encode(args);
   }
   if (!tool.input.safeParse(args).success) {
     return { ok: false, error: errorBody("invalid_arguments", "The edited arguments are not valid for this tool.") };
   }
 
   const actor = `reviewer:${reviewer}`;
+  startExecutor();
   const approved = await transition(callId, ["pending"], "approved", {
     actor,
     eventData: { edited: editedArgsJson !== null },
@@ -137,9 +94,9 @@ export async function approveCall(callId: string, reviewer: string, edit?: { con
     const now = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true } });
     return alreadyDecided(callId, now?.status ?? "unknown");
   }
-  // The instance that owns the workspace runs the call: this one right now, or the owner when
-  // it sees the approval (LISTEN/NOTIFY or its poll). Either way this request waits for it.
-  const envelope = (await runApproved(callId)) ?? (await waitForOutcome(callId, getConfig().approvalWaitMaxMs));
+  // The executor of the instance that owns the workspace runs the call when it sees the approval
+  // (this process's bus, LISTEN/NOTIFY, or the sweep); this request only waits for the outcome.
+  const envelope = await waitForOutcome(callId, getConfig().approvalWaitMaxMs);
   const final = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true } });
   return { ok: true, status: final?.status ?? "unknown", envelope };
 }
@@ -160,10 +117,10 @@ export async function runApproved(callId: string): Promise<Envelope | null> {
   const tool = getTool(row.tool);
   const argsJson = row.editedArgsJson ?? row.execArgsJson;
   if (!tool || !argsJson) return null;
-  const parsed = tool.input.safeParse(JSON.parse(argsJson));
+  const parsed = tool.input.safeParse(argsColumn.decode(argsJson));
   const actor = `reviewer:${row.reviewer ?? "unknown"}`;
-  const pending = JSON.parse(row.pendingJson ?? "{}") as Partial<PendingDetail>;
-  if (pending.external) {
+  const pending = pendingColumn.decode(row.pendingJson);
+  if (pending?.external) {
     // Decide only: the agent's own tool runs it once the waiting hook answers "allow".
     const envelope = success(callId, { executed: false, decision: "approved", reviewer: row.reviewer });
     return (await finishCall(callId, ["approved"], "succeeded", envelope, { actor })) ? envelope : null;
@@ -175,7 +132,7 @@ export async function runApproved(callId: string): Promise<Envelope | null> {
     await finishCall(callId, ["running"], "failed", envelope, { actor });
     return envelope;
   }
-  const queuedSha = pending.preview && "targetSha256" in pending.preview ? pending.preview.targetSha256 ?? null : undefined;
+  const queuedSha = queuedTargetSha256(row.pendingJson);
   return executeCall({
     callId,
     tool,
@@ -184,6 +141,7 @@ export async function runApproved(callId: string): Promise<Envelope | null> {
     notes: {},
     actor,
     ...(queuedSha !== undefined && { queuedTargetSha256: queuedSha }),
+    ruleOptions: ruleOptionsOf(row.decisionJson),
   });
 }
 
@@ -192,6 +150,9 @@ async function ownsWorkspace(workspaceId: string): Promise<boolean> {
   const owner = await db().workspace.findUnique({ where: { id: workspaceId }, select: { hostId: true } });
   return owner?.hostId === getConfig().hostId;
 }
+
+/** How old an approval must be before the sweep runs it in place of the executor (ms). */
+const BACKLOG_GRACE_MS = 3000;
 
 /**
  * Runs every approved call of this instance's workspace that nobody has started (approvals
@@ -202,7 +163,8 @@ export async function runApprovedBacklog(): Promise<number> {
   const workspace = await currentWorkspace();
   if (!(await ownsWorkspace(workspace.id))) return 0;
   const rows = await db().toolCall.findMany({
-    where: { workspaceId: workspace.id, status: "approved" },
+    // Fallback only: the executor runs fresh approvals as they are announced.
+    where: { workspaceId: workspace.id, status: "approved", decidedAt: { lt: new Date(Date.now() - BACKLOG_GRACE_MS) } },
     orderBy: { decidedAt: "asc" },
     select: { id: true },
     take: 50,
@@ -265,7 +227,7 @@ export async function listPending(limit = 200): Promise<PendingCallView[]> {
   await expireDue();
   const rows = await db().toolCall.findMany({ where: { status: "pending" }, orderBy: { createdAt: "asc" }, take: limit });
   return rows.map((row) => {
-    const pending = JSON.parse(row.pendingJson ?? "{}") as Partial<PendingDetail>;
+    const pending = pendingColumn.decode(row.pendingJson);
     return {
       call_id: row.id,
       tool: row.tool,
@@ -273,10 +235,10 @@ export async function listPending(limit = 200): Promise<PendingCallView[]> {
       agent_id: row.agentId,
       created_at: row.createdAt.toISOString(),
       expires_at: row.expiresAt?.toISOString() ?? null,
-      args: JSON.parse(row.execArgsJson ?? row.argsJson),
+      args: argsColumn.decode(row.execArgsJson) ?? argsColumn.decode(row.argsJson) ?? {},
       path: row.pathResolved,
-      preview: pending.preview ?? {},
-      verdict: pending.verdict ?? null,
+      preview: pending?.preview ?? {},
+      verdict: pending?.verdict ?? null,
     };
   });
 }

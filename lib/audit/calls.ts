@@ -5,7 +5,8 @@ import type { ErrorBody } from "@/lib/errors";
 import { redactValue } from "@/lib/redact";
 import type { Envelope } from "@/lib/result";
 import type { AuditNotes } from "@/lib/tools/define-tool";
-import { appendEvent } from "@/lib/audit/events";
+import { submit } from "@/lib/audit/writer";
+import type { Prisma } from "@/lib/generated/prisma/client";
 
 /**
  * The ToolCall rows of the audit log. A row is written when a call is received (before anything
@@ -19,7 +20,8 @@ import { appendEvent } from "@/lib/audit/events";
  *   running | approved → interrupted                        (the server stopped while it ran)
  *
  * Every transition is a conditional update (`where status in …`), so two requests can never
- * both move the same call, and every transition appends a hash-chained Event.
+ * both move the same call, and every transition appends a hash-chained Event in the same
+ * transaction (lib/audit/writer.ts, which also shares commits between concurrent calls).
  */
 
 export const FINAL_STATUSES = ["succeeded", "failed", "conflict", "rejected", "expired", "denied", "interrupted"] as const;
@@ -31,6 +33,24 @@ export function isFinal(status: string): boolean {
 
 /** Largest stored argument or result JSON (characters); longer values are cut with a marker. */
 const MAX_STORED_JSON = 1_000_000;
+
+/**
+ * The stored copy of a call's envelope: redacted, and when longer than `MAX_STORED_JSON`
+ * characters still a valid envelope (same `ok` and `call_id`; the error's name and message) that
+ * says it was cut: `truncated_for_storage: {original_length}`, with the first 10,000 characters of
+ * the data's JSON in `data.head` (success) or the error's detail left out (failure).
+ */
+export function storedEnvelopeJson(envelope: Envelope): string {
+  const json = JSON.stringify(redactValue(envelope) ?? null);
+  if (json.length <= MAX_STORED_JSON) return json;
+  const cut = { original_length: json.length };
+  if (envelope.ok) {
+    const data = JSON.stringify(redactValue(envelope.data) ?? null);
+    return JSON.stringify({ ok: true, call_id: envelope.call_id, data: { _truncated: true, ...cut, head: data.slice(0, 10_000) }, _truncated: true, truncated_for_storage: cut });
+  }
+  const error = { ...envelope.error, message: envelope.error.message.slice(0, 2000), detail: { _truncated: true } };
+  return JSON.stringify({ ok: false, call_id: envelope.call_id, error, _truncated: true, truncated_for_storage: cut });
+}
 
 /** JSON of `value` with secrets redacted, capped at `MAX_STORED_JSON` characters. */
 export function storedJson(value: unknown): string {
@@ -62,13 +82,19 @@ export interface NewCall {
   args: unknown;
   hostId: string;
   actor: string;
+  /** W3C trace context (`traceparent`) of the request that made the call, when it sent one. */
+  traceparent?: string | null;
 }
 
-/** Writes the row of a call just received (status "received") and its first event. */
+/**
+ * Writes the row of a call just received (status "received") and its first event, in one
+ * transaction. @returns once committed: the record is durable before anything runs.
+ */
 export async function recordReceived(call: NewCall): Promise<void> {
   const argsJson = storedJson(call.args);
-  await db().toolCall.create({
-    data: {
+  await submit({
+    kind: "insert",
+    row: {
       id: call.id,
       sessionId: call.sessionId,
       workspaceId: call.workspaceId,
@@ -79,9 +105,11 @@ export async function recordReceived(call: NewCall): Promise<void> {
       bytesIn: Buffer.byteLength(argsJson),
       status: "received",
       hostId: call.hostId,
+      traceparent: call.traceparent ?? null,
+      createdAt: new Date(),
     },
+    event: { type: "call.received", callId: call.id, actor: call.actor, data: { tool: call.tool, door: call.door } },
   });
-  await appendEvent({ type: "call.received", callId: call.id, actor: call.actor, data: { tool: call.tool, door: call.door } });
 }
 
 /** Audit notes as ToolCall columns. */
@@ -99,24 +127,40 @@ export function notesToColumns(notes: AuditNotes) {
   };
 }
 
+/** Column values a status change may set besides the status itself. */
+export type CallColumns = Omit<Prisma.ToolCallUncheckedUpdateManyInput, "status" | "id">;
+
+/** What a transition writes: columns, the actor, the event's data, and the final envelope for waiters. */
+export type TransitionData = CallColumns & {
+  /** Who caused it: "agent:<id>", "reviewer:<login>", "system". */
+  actor: string;
+  eventData?: Record<string, unknown>;
+  /** A final transition's envelope exactly as produced (handed to waiters in this process). */
+  outcome?: Envelope;
+};
+
 /**
- * Moves a call from one of `from` to `to` with extra column values, atomically.
+ * Moves a call from one of `from` to `to` with extra column values, and appends its event, in one
+ * transaction (shared with concurrent writes by the audit writer).
  * @returns true when this caller made the move; false when the call was not in `from` any more.
  */
 export async function transition(
   callId: string,
   from: CallStatus[],
   to: CallStatus,
-  data: Record<string, unknown> & { actor: string; eventData?: Record<string, unknown> },
+  data: TransitionData,
 ): Promise<boolean> {
-  const { actor, eventData, ...columns } = data;
-  const { count } = await db().toolCall.updateMany({
-    where: { id: callId, status: { in: from } },
-    data: { ...columns, status: to },
+  const { actor, eventData, outcome, ...columns } = data;
+  const { applied } = await submit({
+    kind: "transition",
+    callId,
+    from,
+    to,
+    columns,
+    ...(outcome && { outcome }),
+    event: { type: `call.${to}`, callId, actor, data: eventData ?? {} },
   });
-  if (count !== 1) return false;
-  await appendEvent({ type: `call.${to}`, callId, actor, data: eventData ?? {} });
-  return true;
+  return applied;
 }
 
 /**
@@ -129,16 +173,18 @@ export async function finishCall(
   from: CallStatus[],
   status: (typeof FINAL_STATUSES)[number],
   envelope: Envelope,
-  options: { actor: string; notes?: AuditNotes; startedAt?: Date; extra?: Record<string, unknown> },
+  options: { actor: string; notes?: AuditNotes; startedAt?: Date; extra?: CallColumns },
 ): Promise<boolean> {
   const finishedAt = new Date();
   const error: ErrorBody | null = envelope.ok ? null : envelope.error;
   const moved = await transition(callId, from, status, {
+    // Waiters in this process get this very envelope; the stored copy is redacted and capped.
+    outcome: envelope,
     actor: options.actor,
     eventData: error ? { error: error.name } : {},
     ...notesToColumns(options.notes ?? {}),
     ...options.extra,
-    resultJson: storedJson(envelope),
+    resultJson: storedEnvelopeJson(envelope),
     errorName: error?.name ?? null,
     errorCode: error?.code ?? null,
     execArgsJson: null,

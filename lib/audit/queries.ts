@@ -1,5 +1,6 @@
 import { db } from "@/lib/db";
 import type { Envelope } from "@/lib/result";
+import { resultColumn } from "@/lib/audit/record";
 
 /** A call as the status endpoint and get_call describe it (snake_case, times as ISO strings). */
 export interface CallSummary {
@@ -49,7 +50,7 @@ export async function getCallWithResult(callId: string): Promise<{ summary: Call
       expires_at: row.expiresAt?.toISOString() ?? null,
       duration_ms: row.durationMs,
     },
-    envelope: row.resultJson ? (JSON.parse(row.resultJson) as Envelope) : null,
+    envelope: resultColumn.decode(row.resultJson),
   };
 }
 

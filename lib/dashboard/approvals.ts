@@ -6,6 +6,7 @@ import { currentWorkspace } from "@/lib/gateway/workspace";
 import { getTool } from "@/lib/tools/registry";
 import type { ToolPreview } from "@/lib/tools/define-tool";
 import { targetState, type TargetState } from "@/lib/dashboard/files";
+import { argsColumn, pendingColumn } from "@/lib/audit/record";
 
 /**
  * Reads for the approvals inbox: the pending calls of lib/approvals/queue.ts plus what a reviewer
@@ -35,7 +36,7 @@ export async function loadInbox(): Promise<{ items: InboxItem[]; workspaceRoot: 
     select: { id: true, door: true, pendingJson: true },
   });
   const doors = new Map(calls.map((c) => [c.id, c.door]));
-  const external = new Set(calls.filter((c) => (JSON.parse(c.pendingJson ?? "{}") as { external?: boolean }).external === true).map((c) => c.id));
+  const external = new Set(calls.filter((c) => pendingColumn.decode(c.pendingJson)?.external === true).map((c) => c.id));
   const agentIds = [...new Set(pending.map((p) => p.agent_id).filter((id): id is string => id !== null))];
   const agents = await db().agent.findMany({ where: { id: { in: agentIds } }, select: { id: true, name: true } });
   const names = new Map(agents.map((a) => [a.id, a.name]));
@@ -76,7 +77,7 @@ export async function previewEditedWrite(callId: string, content: string): Promi
   if (!row || row.status !== "pending" || !row.execArgsJson) return { ok: false, message: "This call is not waiting for approval any more." };
   const tool = getTool(row.tool);
   if (row.tool !== "write_file" || !tool?.preview) return { ok: false, message: "Only a write_file call can be edited before approval." };
-  const parsed = tool.input.safeParse({ ...(JSON.parse(row.execArgsJson) as object), content });
+  const parsed = tool.input.safeParse({ ...argsColumn.decode(row.execArgsJson), content });
   if (!parsed.success) return { ok: false, message: "The edited arguments are not valid for write_file." };
   try {
     return { ok: true, preview: await tool.preview(parsed.data, readOnlyContext(callId, await currentWorkspace())) };

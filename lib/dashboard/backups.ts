@@ -1,6 +1,7 @@
 import { db } from "@/lib/db";
 import { toErrorBody } from "@/lib/errors";
 import { getBlob } from "@/lib/backups/blobs";
+import { getConfig } from "@/lib/config";
 import { diffFileBytes, type FileDiff } from "@/lib/diff/unified";
 import { readWorkspaceFile } from "@/lib/dashboard/files";
 import { currentWorkspace } from "@/lib/gateway/workspace";
@@ -108,9 +109,9 @@ export async function versionBytes(backupId: string): Promise<{ version: BackupV
 /** Content as a page shows it: decoded text, or a note for binary bytes. */
 export type ShownContent = { kind: "text"; text: string; encoding: string; eol: string; bom: boolean } | { kind: "binary"; size: number };
 
-/** Decodes bytes for display (invalid UTF-8 shows as U+FFFD); binary content is not decoded. */
+/** Decodes bytes for display in their own encoding (bytes that do not decode show as U+FFFD); binary content is not decoded. */
 export function showContent(bytes: Buffer): ShownContent {
-  const profile = profileText(bytes);
+  const profile = profileText(bytes, { legacy: getConfig().legacyEncoding });
   if (profile.binary) return { kind: "binary", size: bytes.length };
   return { kind: "text", text: decodeForDisplay(bytes, profile), encoding: profile.valid ? profile.encoding : `${profile.encoding} (with invalid bytes shown as U+FFFD)`, eol: profile.eol, bom: profile.bom };
 }
@@ -140,7 +141,7 @@ export async function diffVersion(backupId: string, against: DiffTarget): Promis
   if (against.kind === "current") {
     try {
       const current = await readWorkspaceFile(await currentWorkspace(), version.path);
-      return { ...diffFileBytes(version.path, current, bytes), oldLabel: current === null ? "current file (missing)" : "current file", newLabel: label(version), error: null };
+      return { ...diffFileBytes(version.path, current, bytes, { legacy: getConfig().legacyEncoding }), oldLabel: current === null ? "current file (missing)" : "current file", newLabel: label(version), error: null };
     } catch (err) {
       return { diff: "", additions: 0, deletions: 0, notes: [], oldLabel: "current file", newLabel: label(version), error: toErrorBody(err).message };
     }
@@ -148,5 +149,5 @@ export async function diffVersion(backupId: string, against: DiffTarget): Promis
   const other = await versionBytes(against.backupId);
   if (!other || other.version.path !== version.path) return null;
   const [older, newer] = other.version.createdAt <= version.createdAt ? [other, base] : [base, other];
-  return { ...diffFileBytes(version.path, older.bytes, newer.bytes), oldLabel: label(older.version), newLabel: label(newer.version), error: null };
+  return { ...diffFileBytes(version.path, older.bytes, newer.bytes, { legacy: getConfig().legacyEncoding }), oldLabel: label(older.version), newLabel: label(newer.version), error: null };
 }

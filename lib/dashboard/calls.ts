@@ -1,5 +1,6 @@
 import { db } from "@/lib/db";
 import { getBlob } from "@/lib/backups/blobs";
+import { getConfig } from "@/lib/config";
 import { diffFileBytes } from "@/lib/diff/unified";
 import { readWorkspaceFile } from "@/lib/dashboard/files";
 import { currentWorkspace } from "@/lib/gateway/workspace";
@@ -190,7 +191,9 @@ export async function callDiff(detail: CallDetail): Promise<CallDiff | null> {
     const before = detail.shaBefore === null ? null : await getBlob(detail.shaBefore);
     const after = await bytesWithSha(path, detail.shaAfter);
     if (after && (detail.shaBefore === null || before)) {
-      const full = diffFileBytes(path, before, after);
+      // Decoded in the encoding the write used (legacy files show as text, the note names it).
+      const encoding = typeof data.encoding === "string" ? data.encoding : null;
+      const full = diffFileBytes(path, before, after, { encoding, legacy: getConfig().legacyEncoding });
       return { ...full, source: "bytes", truncated: false };
     }
   }

@@ -1,4 +1,5 @@
 import { FILE_HEADERS_ONLY, formatPatch, structuredPatch, type StructuredPatch, type StructuredPatchHunk } from "diff";
+import { isUnicode, roundTrips } from "@/lib/workspace/encoding";
 import { applyEol, decodeForDisplay, profileText, type Eol, type TextProfile } from "@/lib/workspace/text";
 
 /**
@@ -10,7 +11,17 @@ import { applyEol, decodeForDisplay, profileText, type Eol, type TextProfile } f
  * (C07, C08): a line-ending change between uniform styles (LF ⇄ CRLF) is diffed on normalized
  * lines plus a note, a BOM added or removed and an encoding change are notes, binary content is a
  * note, and bytes that are not valid UTF-8 are shown as U+FFFD with a note (the file keeps them).
+ * Text in a legacy encoding (GBK, Shift_JIS, windows-1252, …) is diffed decoded, and a note names
+ * the encoding; the bytes themselves stay in the file and in its backups.
  */
+
+/** How to decode the two sides of a diff. */
+export interface DiffEncodingOptions {
+  /** The encoding the writer used: each side that decodes exactly in it is shown in it. */
+  encoding?: string | null;
+  /** The workspace's legacy encoding (configuration), for sides decided by detection. */
+  legacy?: string | null;
+}
 
 export interface FileDiff {
   /**
@@ -35,16 +46,17 @@ const CONTEXT_LINES = 3;
  * @param relPath workspace-relative path, "/"-separated (used in the file headers)
  * @param before the old bytes, or null when the file is being created
  * @param after the new bytes
+ * @param opts encodings to decode with (default: each side's own detection)
  */
-export function diffFileBytes(relPath: string, before: Buffer | null, after: Buffer): FileDiff {
+export function diffFileBytes(relPath: string, before: Buffer | null, after: Buffer, opts: DiffEncodingOptions = {}): FileDiff {
   const oldName = before === null ? "/dev/null" : `a/${relPath}`;
   const newName = `b/${relPath}`;
   if (before !== null && before.equals(after)) return { diff: "", additions: 0, deletions: 0, notes: [] };
-  const a = before === null ? null : profileText(before);
-  const b = profileText(after);
+  const a = before === null ? null : displayProfile(before, opts);
+  const b = displayProfile(after, opts);
   if (!lineDiffable(a) || !lineDiffable(b)) return binaryDiff(relPath, oldName, newName, before, after);
 
-  const notes = [...encodingNotes(a, b), ...eolNotes(a, b), ...invalidUtf8Notes(a, b)];
+  const notes = [...encodingNotes(a, b), ...decodedNotes(a, b), ...eolNotes(a, b), ...invalidUtf8Notes(a, b)];
   let oldText = before === null || a === null ? "" : decodeForDisplay(before, a);
   let newText = decodeForDisplay(after, b);
   if (uniformEol(a?.eol ?? "none") && uniformEol(b.eol)) {
@@ -90,8 +102,34 @@ export function capDiff(diff: string, maxChars: number): { diff: string; truncat
   return { diff: diff.slice(0, cut + 1), truncated: true };
 }
 
+/**
+ * The profile a side of a diff is shown with: its own when a BOM or valid UTF-8 decides it;
+ * otherwise the writer's encoding when the bytes decode exactly in it; else its own detection.
+ */
+function displayProfile(bytes: Buffer, opts: DiffEncodingOptions): TextProfile {
+  const legacy = opts.legacy ?? null;
+  const own = profileText(bytes, { legacy });
+  const encoding = opts.encoding ?? null;
+  if (!encoding || own.binary || own.source === "bom" || own.source === "utf8" || own.encoding === encoding) return own;
+  if (!roundTrips(bytes.subarray(own.bomLength), encoding)) return own;
+  try {
+    return profileText(bytes, { requested: encoding, legacy });
+  } catch {
+    return own;
+  }
+}
+
+/** Names the legacy encoding the diff was decoded from (agents and reviewers see text, the file holds bytes). */
+function decodedNotes(a: TextProfile | null, b: TextProfile): string[] {
+  const legacy = [a, b].filter((p): p is TextProfile => p !== null && p.valid && !isUnicode(p.encoding));
+  if (legacy.length === 0) return [];
+  const names = [...new Set(legacy.map((p) => p.encoding))].join(" and ");
+  const guessed = legacy.some((p) => !p.sure) ? ` (a guess: confidence ${Math.min(...legacy.map((p) => p.confidence)).toFixed(2)})` : "";
+  return [`shown decoded from ${names}${guessed}; the file keeps its ${names} bytes`];
+}
+
 function lineDiffable(p: TextProfile | null): boolean {
-  return p === null || (!p.binary && (p.valid || p.encoding === "utf-8"));
+  return p === null || (!p.binary && (p.valid || !isUnicode(p.encoding) || p.encoding === "utf-8"));
 }
 
 function uniformEol(eol: Eol): boolean {

@@ -31,6 +31,11 @@ export function publish(event: BusEvent): void {
   if (event.callId) bus().emit(`call:${event.callId}`, event);
 }
 
+/** Delivers several events, in order (one committed batch of the audit writer). */
+export function publishAll(events: BusEvent[]): void {
+  for (const event of events) publish(event);
+}
+
 /** Subscribes to every event; returns the unsubscribe function. */
 export function subscribe(listener: (event: BusEvent) => void): () => void {
   bus().on("event", listener);

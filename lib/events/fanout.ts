@@ -30,6 +30,41 @@ export async function announce(event: BusEvent): Promise<void> {
 }
 
 /**
+ * Announces a committed batch of events to the other instances with as few NOTIFYs as fit
+ * (PostgreSQL only; a no-op otherwise). Errors are logged, not raised.
+ */
+export async function announceAll(events: BusEvent[]): Promise<void> {
+  if (events.length === 0 || dbProvider() !== "postgresql") return;
+  const origin = getConfig().hostId;
+  const payloads: string[] = [];
+  let group: BusEvent[] = [];
+  let size = 0;
+  const flush = () => {
+    if (group.length > 0) payloads.push(JSON.stringify({ origin, events: group }));
+    group = [];
+    size = 0;
+  };
+  for (const event of events) {
+    let one = event;
+    let length = JSON.stringify(one).length + 1;
+    if (length > MAX_PAYLOAD - 200) {
+      one = { ...event, data: {} };
+      length = JSON.stringify(one).length + 1;
+    }
+    if (size + length > MAX_PAYLOAD - 200) flush();
+    group.push(one);
+    size += length;
+  }
+  flush();
+  try {
+    const { db } = await import("@/lib/db");
+    for (const payload of payloads) await db().$executeRawUnsafe(`SELECT pg_notify('${CHANNEL}', $1)`, payload);
+  } catch (err) {
+    console.warn(`[agent-reach] NOTIFY failed: ${(err as Error).message}`);
+  }
+}
+
+/**
  * Starts listening for other instances' events (PostgreSQL only; idempotent). Reconnects after
  * a lost connection with a 1 s back-off.
  */
@@ -44,8 +79,9 @@ export async function startFanout(): Promise<void> {
     client = new Client({ connectionString: getConfig().databaseUrl });
     client.on("notification", (msg) => {
       try {
-        const { origin, event } = JSON.parse(msg.payload ?? "{}") as { origin: string; event: BusEvent };
-        if (origin !== self && event) publish(event);
+        const { origin, event, events } = JSON.parse(msg.payload ?? "{}") as { origin: string; event?: BusEvent; events?: BusEvent[] };
+        if (origin === self) return;
+        for (const e of events ?? (event ? [event] : [])) publish(e);
       } catch {
         /* not ours */
       }

@@ -63,7 +63,27 @@ export function buildChildEnv(workspaceRoot: string, options: ChildEnvOptions = 
   if (!env.LANG && !env.LC_ALL && !env.LC_CTYPE) env.LANG = "C.UTF-8";
   env.PATH = safePath(base.PATH ?? DEFAULT_PATH, workspaceRoot);
   env.HOME = childHome(workspaceRoot, options.homeRoot);
+  Object.assign(env, gitDiscoveryLimits(workspaceRoot));
   return env;
+}
+
+/**
+ * git's repository search stops at the workspace root: git never moves up into a directory
+ * listed in `GIT_CEILING_DIRECTORIES`, so with the root's parent there a repository above the
+ * workspace is never used (git(1) "ENVIRONMENT VARIABLES"). And `safe.bareRepository=explicit`
+ * (given as command-line configuration through `GIT_CONFIG_COUNT`, which git honours for this
+ * protected setting) makes git refuse a bare repository it only found by searching, such as one
+ * planted in a subfolder of the workspace. lib/policy/git-repo.ts checks the same before a
+ * command runs.
+ */
+export function gitDiscoveryLimits(workspaceRoot: string): Record<string, string> {
+  const parent = path.dirname(workspaceRoot);
+  return {
+    ...(parent !== workspaceRoot && { GIT_CEILING_DIRECTORIES: parent }),
+    GIT_CONFIG_COUNT: "1",
+    GIT_CONFIG_KEY_0: "safe.bareRepository",
+    GIT_CONFIG_VALUE_0: "explicit",
+  };
 }
 
 function allowListed(name: string): boolean {

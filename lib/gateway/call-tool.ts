@@ -7,22 +7,29 @@ import { failure, success, type Envelope } from "@/lib/result";
 import { finishCall, notesToColumns, recordReceived, transition } from "@/lib/audit/calls";
 import type { PolicyVerdict } from "@/lib/policy/types";
 import { getTool } from "@/lib/tools/registry";
-import type { AuditNotes, ToolPreview, ToolSubject, Workspace } from "@/lib/tools/define-tool";
+import type { AuditNotes, ToolDefinition, ToolPreview, ToolSubject, Workspace } from "@/lib/tools/define-tool";
 import { askPolicy, readOnlyContext } from "@/lib/gateway/contexts";
 import { resolveInWorkspace, type FencedPath } from "@/lib/workspace/fence";
 import { executeCall } from "@/lib/gateway/execute";
 import { resolveSession } from "@/lib/gateway/sessions";
 import { currentWorkspace } from "@/lib/gateway/workspace";
-import { notifyPending, runApproved, waitForOutcome } from "@/lib/approvals/queue";
+import { notifyPending } from "@/lib/approvals/queue";
+import { waitForOutcome } from "@/lib/approvals/wait";
+import { startExecutor } from "@/lib/approvals/executor";
+import { argsColumn, decisionColumn, pendingColumn } from "@/lib/audit/record";
 
 /**
- * The one pipeline every door calls (DESIGN.md "One core, three doors"):
- * 1. record the call (before anything else: every call has an audit row, even a bad one);
- * 2. parse the arguments with the tool's zod schema;
- * 3. fence every path argument (and a command's cwd) to the workspace root;
- * 4. ask the policy: allow | ask | deny;
- * 5. ask → queue for a reviewer and wait (bounded) for the outcome;
- * 6. run the tool; 7. store the outcome (and publish it).
+ * The one pipeline every door calls (DESIGN.md "One core, three doors"), split at the approval step:
+ * `decideCall`
+ * 1. records the call (durable before anything else: every call has an audit row, even a bad one);
+ * 2. parses the arguments with the tool's zod schema;
+ * 3. fences every path argument (and a command's cwd) to the workspace root;
+ * 4. asks the policy: allow | ask | deny;
+ * 5. ask → queues the call for a reviewer;
+ * `runCall` (an allowed call) 6. runs the tool; 7. stores the outcome (and publishes it).
+ * An approved call is run by the executor (lib/approvals/executor.ts) through the same step 6–7.
+ * `callTool` is both halves plus the bounded wait for a reviewer; the Claude Code hook uses
+ * `decideCall` only (lib/hooks/claude-code.ts), since Claude Code carries the call out.
  */
 
 /** Who is calling and through which door. */
@@ -37,6 +44,8 @@ export interface Caller {
   reviewer?: string;
   /** The agent's own session key (X-Agent-Session, MCP session id), or null. */
   sessionKey: string | null;
+  /** W3C trace context of the request (`traceparent`, validated), stored with the call. */
+  traceparent?: string | null;
 }
 
 export interface CallOptions {
@@ -49,14 +58,40 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Called once when the call is queued for approval (MCP progress notifications). */
   onPending?: (callId: string) => void;
+}
+
+/** How `decideCall` is asked to decide. */
+export interface DecideOptions {
   /**
-   * Decide only (the Claude Code hook, door "hook"): the agent's own tool carries the call out,
-   * so the pipeline records, parses, fences, decides and queues as usual but never runs the tool.
-   * An allowed or approved call finishes "succeeded" with data `{executed: false, decision, …}`;
-   * a failing preview becomes a warning for the reviewer instead of an answer; and a call still
-   * undecided when `waitMs` ends expires at once (603), since nobody will collect it later.
+   * Who carries the call out once it is allowed: "gateway" (`runCall`, every door but the hook) or
+   * "agent" (the agent's own tool: the Claude Code hook). For "agent", a failing preview becomes
+   * a warning for the reviewer instead of an answer, a queued call expires after `expiresInMs`
+   * (nobody will collect it later), and the queued record says so (approving it runs nothing here).
    */
-  external?: boolean;
+  carriedOutBy: "gateway" | "agent";
+  /** How long a queued call stays pending (ms); default AGENT_REACH_APPROVAL_EXPIRY. */
+  expiresInMs?: number;
+}
+
+/** What `decideCall` decided. Every kind has its audit record; only "allowed" still needs running. */
+export type Decision =
+  /** Refused before the tool (bad arguments, outside the fence, unknown tool) or denied by policy: finished. */
+  | { kind: "finished"; callId: string; envelope: Envelope }
+  /** Allowed by policy; the record is still "received" and the tool has not run. */
+  | { kind: "allowed"; callId: string; verdict: PolicyVerdict; run: AllowedCall }
+  /** Queued for a reviewer (status "pending"). */
+  | { kind: "queued"; callId: string; verdict: PolicyVerdict }
+  /** A reviewer's own action, approved on the spot (status "approved"); the executor runs it. */
+  | { kind: "approved"; callId: string; verdict: PolicyVerdict };
+
+/** What `runCall` needs of an allowed call. */
+export interface AllowedCall {
+  callId: string;
+  tool: ToolDefinition;
+  args: unknown;
+  workspace: Workspace;
+  notes: AuditNotes;
+  verdict: PolicyVerdict;
 }
 
 /**
@@ -68,6 +103,41 @@ export interface CallOptions {
  *   Never throws for anything an agent can send.
  */
 export async function callTool(caller: Caller, toolName: string, rawArgs: unknown, options: CallOptions): Promise<Envelope> {
+  try {
+    const config = getConfig();
+    const decision = await decideCall(caller, toolName, rawArgs, { carriedOutBy: "gateway" });
+    switch (decision.kind) {
+      case "finished":
+        return decision.envelope;
+      case "allowed":
+        return await runCall(decision.run);
+      case "approved":
+        startExecutor();
+        return (await waitForOutcome(decision.callId, config.approvalWaitMaxMs)) ?? pendingEnvelope(decision.callId, decision.verdict);
+      case "queued": {
+        options.onPending?.(decision.callId);
+        void notifyPending(decision.callId);
+        const waitMs = Math.max(0, Math.min(options.waitMs, config.approvalWaitMaxMs));
+        return (await waitForOutcome(decision.callId, waitMs, options.signal)) ?? pendingEnvelope(decision.callId, decision.verdict);
+      }
+    }
+  } catch (err) {
+    // The database failed under the call (locked past its wait bound, unreachable): answer
+    // `unavailable` (503, retryable) rather than a bare 500 or the driver's message. A call whose
+    // outcome could not be stored stays "running" and is marked interrupted at the next start.
+    const body = toErrorBody(err);
+    if (body.name !== "unavailable") throw err;
+    return failure(null, body);
+  }
+}
+
+/**
+ * The first half of the pipeline, up to the approval step: record the call (durable before
+ * anything else), parse its arguments, fence its paths, ask the policy, and queue it for a
+ * reviewer when the policy asks. Runs no tool.
+ * @returns the decision (see `Decision`). @throws only for database failures.
+ */
+export async function decideCall(caller: Caller, toolName: string, rawArgs: unknown, options: DecideOptions): Promise<Decision> {
   const config = getConfig();
   const workspace = await currentWorkspace();
   const sessionId = await resolveSession({
@@ -91,11 +161,12 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
     args: tooDeep ? { _refused: `arguments nested deeper than ${MAX_JSON_DEPTH} levels` } : rawArgs,
     hostId: config.hostId,
     actor,
+    traceparent: caller.traceparent ?? null,
   });
-  const reject = async (error: ErrorBody, notes: AuditNotes = {}, status: "rejected" | "denied" = "rejected", extra = {}) => {
+  const reject = async (error: ErrorBody, notes: AuditNotes = {}, status: "rejected" | "denied" = "rejected", extra = {}): Promise<Decision> => {
     const envelope = failure(callId, error);
     await finishCall(callId, ["received"], status, envelope, { actor: "system", notes, extra });
-    return envelope;
+    return { kind: "finished", callId, envelope };
   };
 
   if (tooDeep) {
@@ -135,7 +206,7 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
     },
     { door: caller.door },
   );
-  const decisionColumns = { decision: verdict.decision, decisionJson: JSON.stringify(verdict) };
+  const decisionColumns = { decision: verdict.decision, decisionJson: decisionColumn.encode(verdict) };
 
   if (verdict.decision === "deny") {
     return reject(
@@ -156,23 +227,23 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
       try {
         preview = await tool.preview(args, readOnly);
       } catch (err) {
-        // The call itself would fail the same way: answer now, nothing to approve. An external
-        // call is not ours to fail: the reviewer sees why no diff could be made.
-        if (!options.external) return reject(toErrorBody(err), notes);
+        // The call itself would fail the same way: answer now, nothing to approve. A call the
+        // agent carries out is not ours to fail: the reviewer sees why no diff could be made.
+        if (options.carriedOutBy === "gateway") return reject(toErrorBody(err), notes);
         preview = { warnings: [`no preview: ${toErrorBody(err).message}`] };
       }
     }
-    const waitMs = Math.max(0, Math.min(options.waitMs, config.approvalWaitMaxMs));
     const queueColumns = {
       ...decisionColumns,
       pathRaw: notes.pathRaw,
       pathResolved: notes.pathResolved,
       target: notes.target?.slice(0, 2000),
-      pendingJson: JSON.stringify({ preview, verdict, ...(options.external && { external: true }) }),
-      execArgsJson: JSON.stringify(args),
+      pendingJson: pendingColumn.encode({ preview, verdict, ...(options.carriedOutBy === "agent" && { external: true }) }),
+      execArgsJson: argsColumn.encode(args as Record<string, unknown>),
     };
     if (caller.reviewer) {
-      // A reviewer's own action: approved by them on the spot, run once like any approval.
+      // A reviewer's own action: approved by them on the spot, run once by the executor like any approval.
+      startExecutor();
       const approved = await transition(callId, ["received"], "approved", {
         actor,
         eventData: { tool: tool.name, reasons: verdict.reasons, by_caller: true },
@@ -181,54 +252,38 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
         decidedAt: new Date(),
       });
       if (!approved) throw new Error(`call ${callId} left "received" unexpectedly`);
-      return (await runApproved(callId)) ?? (await waitForOutcome(callId, config.approvalWaitMaxMs)) ?? pendingEnvelope(callId, verdict);
+      return { kind: "approved", callId, verdict };
     }
     const queued = await transition(callId, ["received"], "pending", {
       actor: "system",
       eventData: { tool: tool.name, reasons: verdict.reasons },
       ...queueColumns,
-      expiresAt: new Date(Date.now() + (options.external ? waitMs : config.approvalExpiryMs)),
+      expiresAt: new Date(Date.now() + (options.expiresInMs ?? config.approvalExpiryMs)),
     });
     if (!queued) throw new Error(`call ${callId} left "received" unexpectedly`);
-    options.onPending?.(callId);
-    void notifyPending(callId);
-    const outcome = await waitForOutcome(callId, waitMs, options.signal);
-    if (outcome) return outcome;
-    return options.external ? expireExternal(callId, waitMs) : pendingEnvelope(callId, verdict);
+    return { kind: "queued", callId, verdict };
   }
 
-  if (options.external) {
-    const envelope = success(callId, { executed: false, decision: "allow", reasons: verdict.reasons, rule: verdict.rule });
-    await finishCall(callId, ["received"], "succeeded", envelope, { actor: "system", notes, extra: decisionColumns });
-    return envelope;
-  }
+  return { kind: "allowed", callId, verdict, run: { callId, tool, args, workspace, notes, verdict } };
+}
 
-  // The target is stored before the tool runs, so a call a crash interrupts still says what it touched.
+/**
+ * The second half of the pipeline for a call `decideCall` allowed: moves it to "running" (with
+ * its target, so a call a crash interrupts still says what it touched), runs the tool and stores
+ * the outcome. @returns the envelope the tool produced.
+ */
+export async function runCall(call: AllowedCall): Promise<Envelope> {
+  const { callId, tool, args, workspace, notes, verdict } = call;
   const moved = await transition(callId, ["received"], "running", {
     actor: "system",
-    eventData: { host: config.hostId },
-    ...decisionColumns,
+    eventData: { host: getConfig().hostId },
+    decision: verdict.decision,
+    decisionJson: decisionColumn.encode(verdict),
     ...notesToColumns(notes),
     startedAt: new Date(),
   });
   if (!moved) throw new Error(`call ${callId} left "received" unexpectedly`);
-  return executeCall({ callId, tool, args, workspace, notes, actor: "system" });
-}
-
-/**
- * Ends an external call nobody decided within `waitMs` as "expired" (603). When a reviewer decided
- * in the same instant (the conditional update lost), that decision's envelope is returned instead.
- */
-async function expireExternal(callId: string, waitMs: number): Promise<Envelope> {
-  const envelope = failure(
-    callId,
-    errorBody("approval_expired", `No reviewer decided within ${Math.round(waitMs / 1000)} s; the call was not approved.`, {
-      call_id: callId,
-      waited_ms: waitMs,
-    }),
-  );
-  if (await finishCall(callId, ["pending"], "expired", envelope, { actor: "system", extra: { decidedAt: new Date() } })) return envelope;
-  return (await waitForOutcome(callId, 5000)) ?? envelope;
+  return executeCall({ callId, tool, args, workspace, notes, actor: "system", ruleOptions: verdict.options ?? null });
 }
 
 /** The 601 envelope: the call waits for a reviewer; poll `status_url` or call get_call. */

@@ -1,5 +1,5 @@
 import { getConfig } from "@/lib/config";
-import { buildChildEnv } from "@/lib/exec/child-env";
+import { buildChildEnv, gitDiscoveryLimits } from "@/lib/exec/child-env";
 import { sandboxStatus } from "@/lib/exec/sandbox";
 import { decide } from "@/lib/policy/decide";
 import type { PolicyInput, PolicyRuleData, PolicyVerdict, SandboxGrants } from "@/lib/policy/types";
@@ -48,16 +48,21 @@ export async function askPolicy(
 ): Promise<PolicyVerdict> {
   const box = tool.name === "run_command" ? commandBox(options.door) : null;
   const grants = subject.command?.grants;
+  const env = buildChildEnv(workspace.root);
+  // At the hook door Claude Code runs the command with its own environment: the limits our child
+  // environment puts on git's repository search cannot be assumed there.
+  if (options.door === "hook") for (const name of Object.keys(gitDiscoveryLimits(workspace.root))) delete env[name];
   const input: PolicyInput = {
     tool: tool.name,
     risk: tool.risk,
     paths: subject.paths,
+    workspaceRoot: workspace.root,
     ...(subject.command && {
       command: {
         command: subject.command.command,
         cwd: subject.command.cwd ?? workspace.root,
         workspaceRoot: workspace.root,
-        env: buildChildEnv(workspace.root),
+        env,
       },
     }),
     ...(subject.url !== undefined && { url: subject.url }),

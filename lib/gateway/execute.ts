@@ -5,6 +5,7 @@ import { failure, success, type Envelope } from "@/lib/result";
 import { finishCall } from "@/lib/audit/calls";
 import { backupStoreFor } from "@/lib/backups/store";
 import { callRuleOptions } from "@/lib/gateway/rules";
+import type { RuleOptions } from "@/lib/policy/types";
 import type { AuditNotes, ToolContext, ToolDefinition, Workspace } from "@/lib/tools/define-tool";
 
 /** Aborted when the server shuts down, so long-running tools stop (commands are killed). */
@@ -36,11 +37,13 @@ export async function executeCall(input: {
   notes: AuditNotes;
   actor: string;
   queuedTargetSha256?: string | null;
+  /** The options of the rule that decided the call, when the caller has the verdict at hand (saves a read). */
+  ruleOptions?: RuleOptions | null;
 }): Promise<Envelope> {
   const { callId, tool, workspace } = input;
   const notes: AuditNotes = { ...input.notes };
   const startedAt = new Date();
-  const ruleOptions = await callRuleOptions(callId);
+  const ruleOptions = input.ruleOptions !== undefined ? input.ruleOptions : await callRuleOptions(callId);
   const ctx: ToolContext = {
     callId,
     workspace,

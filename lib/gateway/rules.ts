@@ -1,4 +1,5 @@
 import { db } from "@/lib/db";
+import { ruleOptionsOf } from "@/lib/audit/record";
 import { DEFAULT_RULES } from "@/lib/policy/default-rules";
 import { parseRuleOptions } from "@/lib/policy/rule-match";
 import type { Decision, PolicyRuleData, PolicyVerdict, RuleOptions } from "@/lib/policy/types";
@@ -51,9 +52,7 @@ function storedOptions(id: string, json: string | null): RuleOptions | null {
  */
 export async function callRuleOptions(callId: string): Promise<RuleOptions | null> {
   const row = await db().toolCall.findUnique({ where: { id: callId }, select: { decisionJson: true } });
-  if (!row?.decisionJson) return null;
-  const verdict = JSON.parse(row.decisionJson) as Partial<PolicyVerdict>;
-  return verdict.options ?? null;
+  return ruleOptionsOf(row?.decisionJson);
 }
 
 /** Forgets the cached rules (call after any change). */

@@ -5,8 +5,28 @@ import { newId } from "@/lib/ids";
 const START_ID = newId("start").slice(-10);
 
 /**
+ * How long a resolved session id is reused without touching the database (ms). Within it, the
+ * session's `lastCallAt` is refreshed at most once (the dashboard shows it to the minute).
+ */
+const CACHE_MS = 30_000;
+
+interface Cached {
+  id: string;
+  at: number;
+}
+
+const globalForSessions = globalThis as unknown as { agentReachSessions?: Map<string, Cached> };
+
+function cache(): Map<string, Cached> {
+  globalForSessions.agentReachSessions ??= new Map();
+  return globalForSessions.agentReachSessions;
+}
+
+/**
  * The audit Session a call belongs to: the agent's own session key (`X-Agent-Session` header,
  * MCP session id, hook session id) when given, else one session per agent token per server start.
+ * The id is cached per (workspace, agent, key) for 30 s, so a busy agent costs one upsert per 30 s
+ * instead of one per call.
  * @returns the Session id (created on first use, `lastCallAt` refreshed).
  */
 export async function resolveSession(input: {
@@ -18,6 +38,9 @@ export async function resolveSession(input: {
   const externalId = input.sessionKey
     ? `${input.door === "mcp" ? "mcp" : "key"}:${input.sessionKey.slice(0, 200)}`
     : `auto:${input.agentId ?? "anonymous"}:${START_ID}`;
+  const key = `${input.workspaceId}\0${input.agentId ?? ""}\0${externalId}`;
+  const hit = cache().get(key);
+  if (hit && Date.now() - hit.at < CACHE_MS) return hit.id;
   const now = new Date();
   const session = await db().session.upsert({
     where: { workspaceId_externalId: { workspaceId: input.workspaceId, externalId } },
@@ -25,5 +48,7 @@ export async function resolveSession(input: {
     update: { lastCallAt: now },
     select: { id: true },
   });
+  if (cache().size > 10_000) cache().clear();
+  cache().set(key, { id: session.id, at: Date.now() });
   return session.id;
 }

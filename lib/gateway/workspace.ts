@@ -57,3 +57,8 @@ export function currentWorkspace(): Promise<Workspace> {
   });
   return globalForWs.agentReachWorkspace;
 }
+
+/** Forgets the cached workspace (an in-process gateway switching configuration). */
+export function forgetWorkspace(): void {
+  globalForWs.agentReachWorkspace = undefined;
+}

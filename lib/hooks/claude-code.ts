@@ -1,9 +1,13 @@
 import { z } from "zod";
-import { ToolError } from "@/lib/errors";
-import { callTool } from "@/lib/gateway/call-tool";
+import { getConfig } from "@/lib/config";
+import { errorBody, toErrorBody, ToolError } from "@/lib/errors";
+import { decideCall, type Caller } from "@/lib/gateway/call-tool";
+import { finishCall } from "@/lib/audit/calls";
+import { decisionColumn } from "@/lib/audit/record";
+import { waitForOutcome } from "@/lib/approvals/wait";
 import { currentWorkspace } from "@/lib/gateway/workspace";
 import type { AgentIdentity } from "@/lib/auth/tokens";
-import type { Envelope } from "@/lib/result";
+import { failure, success, type Envelope } from "@/lib/result";
 import { applyEdit } from "@/lib/workspace/edit-text";
 import { openForRead, resolveInWorkspace } from "@/lib/workspace/fence";
 import { editableText } from "@/lib/workspace/text";
@@ -14,7 +18,7 @@ import { editableText } from "@/lib/workspace/text";
  * mapped onto the registry tool with the same risk (Bash → run_command on the command and cwd,
  * Write → write_file, Edit and MultiEdit → edit_file, Read → read_file, WebFetch → fetch_url), so
  * the same fence, policy, approval queue and audit log decide it — but it is never executed here
- * (`callTool` with `external: true`). Formats: Claude Code hooks reference, "PreToolUse" input
+ * (`decideCall` only, carried out by the agent). Formats: Claude Code hooks reference, "PreToolUse" input
  * and "PreToolUse decision control" output.
  */
 
@@ -72,11 +76,7 @@ export async function decideClaudeCodeHook(agent: AgentIdentity, payload: PreToo
   if (!mapped) {
     return verdict(null, `Agent Reach does not supervise ${payload.tool_name}; Claude Code's own permissions apply.`, null, null);
   }
-  const envelope = await callTool({ door: "hook", agent, sessionKey: payload.session_id ?? null }, mapped.tool, mapped.args, {
-    waitMs: options.waitMs,
-    signal: options.signal,
-    external: true,
-  });
+  const envelope = await decideOnly({ door: "hook", agent, sessionKey: payload.session_id ?? null }, mapped.tool, mapped.args, options);
   const ref = envelope.call_id ? ` (Agent Reach call ${envelope.call_id})` : "";
   if (envelope.ok) {
     const data = envelope.data as { decision?: string; reviewer?: string; rule?: { id: string } | null };
@@ -91,6 +91,59 @@ export async function decideClaudeCodeHook(agent: AgentIdentity, payload: PreToo
     return verdict("ask", `Agent Reach: ${message} Decide here instead${ref}.`, mapped.tool, envelope);
   }
   return verdict("deny", `Agent Reach denied this ${payload.tool_name} call (${name}): ${message}${ref}`, mapped.tool, envelope);
+}
+
+/**
+ * The gateway's first half only (`decideCall`): Claude Code's own tool carries the call out. An
+ * allowed call finishes "succeeded" with data `{executed: false, decision: "allow", …}`; a queued
+ * one waits up to `waitMs` for a reviewer (approving it runs nothing here: the executor finishes
+ * it with `{executed: false, decision: "approved", …}`), and one still undecided then expires at
+ * once (603), since nobody will collect it later.
+ * @returns the envelope the hook decision is made from. Never throws for a database failure
+ *   (503 `unavailable`).
+ */
+async function decideOnly(caller: Caller, tool: string, args: Record<string, unknown>, options: HookOptions): Promise<Envelope> {
+  const waitMs = Math.max(0, Math.min(options.waitMs, getConfig().approvalWaitMaxMs));
+  try {
+    const decision = await decideCall(caller, tool, args, { carriedOutBy: "agent", expiresInMs: waitMs });
+    switch (decision.kind) {
+      case "finished":
+        return decision.envelope;
+      case "allowed": {
+        const { callId, verdict } = decision;
+        const envelope = success(callId, { executed: false, decision: "allow", reasons: verdict.reasons, rule: verdict.rule });
+        await finishCall(callId, ["received"], "succeeded", envelope, {
+          actor: "system",
+          notes: decision.run.notes,
+          extra: { decision: verdict.decision, decisionJson: decisionColumn.encode(verdict) },
+        });
+        return envelope;
+      }
+      case "approved":
+      case "queued":
+        return (await waitForOutcome(decision.callId, waitMs, options.signal)) ?? (await expireUndecided(decision.callId, waitMs));
+    }
+  } catch (err) {
+    const body = toErrorBody(err);
+    if (body.name !== "unavailable") throw err;
+    return failure(null, body);
+  }
+}
+
+/**
+ * Ends a hook call nobody decided within `waitMs` as "expired" (603). When a reviewer decided in
+ * the same instant (the conditional update lost), that decision's envelope is returned instead.
+ */
+async function expireUndecided(callId: string, waitMs: number): Promise<Envelope> {
+  const envelope = failure(
+    callId,
+    errorBody("approval_expired", `No reviewer decided within ${Math.round(waitMs / 1000)} s; the call was not approved.`, {
+      call_id: callId,
+      waited_ms: waitMs,
+    }),
+  );
+  if (await finishCall(callId, ["pending"], "expired", envelope, { actor: "system", extra: { decidedAt: new Date() } })) return envelope;
+  return (await waitForOutcome(callId, 5000)) ?? envelope;
 }
 
 /**

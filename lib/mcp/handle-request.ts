@@ -1,12 +1,21 @@
+import { isLegacyRequest } from "@modelcontextprotocol/server";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { CallToolRequestSchema, ErrorCode, isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { requireAgent } from "@/lib/http/auth";
+import { hostCheckResponse } from "@/lib/http/host-check";
 import { readJsonBody } from "@/lib/http/respond";
 import { newId } from "@/lib/ids";
+import { handleModernRequest } from "@/lib/mcp/modern";
 import { createMcpServer } from "@/lib/mcp/server";
 
 /**
  * The MCP door over Streamable HTTP (MCP spec 2025-03-26 and later, "Transports").
+ *
+ * Revisions, negotiated per request: a request in the 2026-07-28 shape (protocol version and
+ * client identity in `_meta`, `server/discover`) goes to the v2 SDK's server
+ * (lib/mcp/modern.ts); everything else (2025-03-26, 2025-06-18, 2025-11-25: `initialize`, then
+ * requests without the per-request envelope) to the v1 SDK's server (lib/mcp/server.ts), which
+ * also serves MCP Tasks. The SDK's own classifier (`isLegacyRequest`) decides.
  *
  * Stateless transport, with session ids we hand out ourselves. Every request gets a fresh `Server`
  * and transport (`sessionIdGenerator: undefined`), so any instance behind a load balancer can
@@ -33,6 +42,9 @@ const SESSION_ID = /^[\x21-\x7e]{1,128}$/;
  *   202), with a new `Mcp-Session-Id` on a successful `initialize` that came without one.
  */
 export async function handleMcpRequest(req: Request): Promise<Response> {
+  // proxy.ts checks every request already; the door checks again so it stays safe if mounted elsewhere.
+  const refused = hostCheckResponse(req);
+  if (refused) return refused;
   if (req.method === "GET") {
     return new Response(null, { status: 405, headers: { allow: "POST, DELETE" } });
   }
@@ -49,11 +61,15 @@ export async function handleMcpRequest(req: Request): Promise<Response> {
     parsedBody = body.value;
   }
 
+  const caller = { door: "mcp" as const, agent: auth.identity, sessionKey: sessionId ? `${auth.identity.id}:${sessionId}` : null };
+  if (req.method === "POST" && !(await isLegacyRequest(req, parsedBody))) {
+    return handleModernRequest(req, caller, parsedBody);
+  }
+
   const invalid = invalidToolCall(parsedBody);
   if (invalid) return invalid;
 
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-  const caller = { door: "mcp" as const, agent: auth.identity, sessionKey: sessionId ? `${auth.identity.id}:${sessionId}` : null };
   const server = createMcpServer(caller, req.signal);
   await server.connect(transport);
   const response = await transport.handleRequest(req, { parsedBody });

@@ -50,6 +50,17 @@ jobs stop when the command ends. When a limit stops a command, \`limit\` says wh
 it unchanged: make it lighter (fewer parallel jobs, a smaller input, a narrower test selection)
 or tell the user which limit is in the way.
 
+## Encodings
+read_file, search_files and edit_file work on decoded text in every file's own encoding: UTF-8,
+UTF-16 (by its BOM), and legacy ones such as GBK, GB18030, Big5, Shift_JIS, EUC-KR and
+windows-1252. read_file says which (\`encoding\`, \`encoding_source\`, \`encoding_confidence\`);
+edits and writes keep the file's encoding, BOM and line endings and change only the bytes you
+replaced. New files are UTF-8 unless you pass \`encoding\`. \`encoding_unsupported\` means nothing
+was written: with reason \`unrepresentable\` the file's encoding cannot hold the characters listed
+in \`detail.characters\` (leave them out or use an escape); with reason \`uncertain_encoding\` the
+encoding was only guessed (\`encoding_warning: "uncertain"\` on read): if the text read_file showed
+looks right, repeat the call with \`encoding\` set to the reported encoding, else to the real one.
+
 ## Masked secrets
 Values that look like credentials (cloud keys, private keys, tokens, passwords in config files,
 connection strings) come back masked as \`[REDACTED:<kind>:<length>]\`, in every tool's output.

@@ -1,11 +1,15 @@
 import path from "node:path";
 import { matchCommandPattern, type Argv, type ArgvToken } from "@/lib/policy/command-pattern";
-import { commandName, unwrapCommand, HARMLESS_ENV_NAMES, type Floor, type Layer } from "@/lib/policy/command-knowledge";
+import fs from "node:fs/promises";
+import { commandName, isStaticallyModelled, unwrapCommand, HARMLESS_ENV_NAMES, type Floor, type Layer } from "@/lib/policy/command-knowledge";
+import { repositoryTrust } from "@/lib/policy/git-repo";
+import { commandRisks, RiskSet } from "@/lib/policy/risks";
+import { expandGlob } from "@/lib/policy/shell-glob";
 import { activeRules, bySeverityDesc, commandPatternOf, globMatches, isToolRule, maxDecision, ruleRef } from "@/lib/policy/rule-match";
 import { parseShell, type ShellNode, type ShellRedirect, type SimpleCommand } from "@/lib/policy/shell-parse";
-import { ENDLESS_DEVICES, logicalCd, placeOf } from "@/lib/policy/shell-paths";
+import { ENDLESS_DEVICES, logicalCd, physicalPath, placeOf } from "@/lib/policy/shell-paths";
 import { expandWord, isDynamicVariable, staticValue, type ExpansionEnv } from "@/lib/policy/shell-words";
-import type { CommandPart, Decision, PolicyRuleData, RuleRef } from "@/lib/policy/types";
+import type { CommandPart, Decision, PolicyRuleData, RiskLabel, RuleRef } from "@/lib/policy/types";
 
 /**
  * Classifies a `run_command` command line (field cases C20, C21, C23): every simple command the
@@ -39,6 +43,12 @@ export interface CommandContext {
   workspaceRoot: string;
   /** The child environment the executor will use (lib/exec/child-env.ts). */
   env: Record<string, string>;
+  /** The command will run inside the OS sandbox (absent: it will not; see PolicyInput.boxed). */
+  boxed?: boolean;
+  /** Why the sandbox is unavailable: every command asks with this reason. */
+  sandboxProblem?: string;
+  /** The call asks for the network inside the sandbox. */
+  network?: boolean;
 }
 
 /** The classification of a whole command line. */
@@ -49,6 +59,8 @@ export interface CommandClassification {
   /** Short reasons, strongest first. */
   reasons: string[];
   parts: CommandPart[];
+  /** The dangers seen in the line, most serious first. */
+  risks: RiskLabel[];
 }
 
 /** How deep `bash -c 'bash -c …'` and `eval` are followed. */
@@ -78,6 +90,8 @@ interface Finding {
   decision: Decision;
   rule: PolicyRuleData | null;
   reason: string;
+  /** The danger this finding names, for the reviewer (risks.ts). */
+  risk?: RiskLabel;
 }
 
 /** The per-script expansion context (a `bash -c` string is a new script with its own variables). */
@@ -87,6 +101,8 @@ interface Scope {
   cwdChangingFunctions: Set<string>;
   /** Some command of the script may change the working directory (function bodies then run in an unknown one). */
   scriptChangesCwd: boolean;
+  /** Some command of the script may change how wildcards expand (`shopt`, `set -f`, `GLOBIGNORE=`). */
+  globOptionsChange: boolean;
   depth: number;
 }
 
@@ -103,8 +119,9 @@ export async function classifyCommandLine(ctx: CommandContext, rules: readonly P
 }
 
 class LineClassifier {
-  private readonly parts: Array<CommandPart & { findings: Finding[] }> = [];
+  private readonly parts: Array<CommandPart & { findings: Finding[]; modelled: boolean }> = [];
   private readonly lineFindings: Finding[] = [];
+  private readonly risks = new RiskSet();
 
   constructor(
     private readonly ctx: CommandContext,
@@ -122,22 +139,40 @@ class LineClassifier {
     const commands = allCommands(parsed.root);
     const expansion: ExpansionEnv = { env: this.ctx.env, dynamicNames: parsed.assignedNames, allDynamic: false };
     expansion.allDynamic = commands.some((c) => assignsAnyVariable(c, expansion));
-    const scope: Scope = { expansion, cwdChangingFunctions: cwdChangingFunctions(parsed.root, expansion), scriptChangesCwd: false, depth };
+    const scope: Scope = {
+      expansion,
+      cwdChangingFunctions: cwdChangingFunctions(parsed.root, expansion),
+      scriptChangesCwd: false,
+      globOptionsChange: commands.some((c) => changesGlobbing(c, expansion)),
+      depth,
+    };
     scope.scriptChangesCwd = anyCwdChange(parsed.root, scope);
     await this.walk(parsed.root, cwds, scope);
   }
 
   result(): CommandClassification {
-    const parts: CommandPart[] = this.parts.map(({ findings: _f, ...p }) => p);
+    if (this.ctx.sandboxProblem) {
+      this.lineFindings.push({
+        decision: "ask",
+        rule: null,
+        reason: `sandbox_unavailable: ${this.ctx.sandboxProblem}; the command would run with the gateway's own rights, so every command needs approval`,
+        risk: { kind: "leaves_sandbox", text: `runs without the sandbox (${this.ctx.sandboxProblem}): with the gateway's own rights` },
+      });
+    } else if (!this.ctx.boxed && this.parts.some((p) => !p.modelled)) {
+      this.risks.add("leaves_sandbox", "runs without the sandbox, with the rights of whoever runs it");
+    }
+    if (this.ctx.network) this.risks.add("leaves_sandbox", "asks for network access from inside the sandbox");
+    const parts: CommandPart[] = this.parts.map(({ findings: _f, modelled: _m, ...p }) => p);
     let decision: Decision = parts.length ? "allow" : "ask";
     for (const f of this.lineFindings) decision = maxDecision(decision, f.decision);
     for (const p of parts) decision = maxDecision(decision, p.decision);
-    const all = [...this.lineFindings, ...this.parts.flatMap((p) => p.findings)].filter((f) => f.decision !== "allow" || decision === "allow");
+    const all = [...this.lineFindings, ...this.parts.flatMap((p) => p.findings)].filter((f) => f.reason !== "" && (f.decision !== "allow" || decision === "allow"));
     all.sort((a, b) => bySeverityDesc(a.decision, b.decision));
     const reasons = [...new Set(all.map((f) => visible(f.reason)))];
     if (!parts.length && !reasons.length) reasons.push("no command found");
     const decisive = this.parts.find((p) => p.decision === decision);
-    return { decision, rule: decisive?.rule ?? null, reasons, parts };
+    for (const f of [...this.lineFindings, ...this.parts.flatMap((p) => p.findings)]) if (f.risk) this.risks.add(f.risk.kind, visible(f.risk.text));
+    return { decision, rule: decisive?.rule ?? null, reasons, parts, risks: this.risks.list() };
   }
 
   private unclassifiable(why: string): void {
@@ -194,7 +229,7 @@ class LineClassifier {
   private async command(cmd: SimpleCommand, cwds: Cwds, scope: Scope): Promise<Outcome> {
     for (const n of cmd.nested) await this.walk({ kind: "isolated", body: n }, cwds, scope);
     const first: Finding[] = [];
-    const tokens = this.expandArgv(cmd, scope, first);
+    const tokens = await this.expandArgv(cmd, scope, first, cwds);
     first.push(...this.assignmentFindings(cmd, tokens.length > 0, scope));
     first.push(...(await this.redirectFindings(cmd.redirects, cwds, scope)));
     first.push(...(await this.cwdFindings(cwds)));
@@ -211,8 +246,14 @@ class LineClassifier {
     return this.cwdAfter(layers, cwds, scope);
   }
 
-  /** Expands the words; a word known only at run time becomes an unknown token (and asks). */
-  private expandArgv(cmd: SimpleCommand, scope: Scope, findings: Finding[]): ArgvToken[] {
+  /**
+   * Expands the words; a word known only at run time becomes an unknown token (and asks).
+   * Wildcards are expanded against the directory the command runs in, as bash will
+   * (shell-glob.ts), so the files they name are checked like any other path; when that cannot
+   * be done (unknown directory, several possible directories that disagree, options that change
+   * globbing, a huge directory) the word stays a glob token and the command asks.
+   */
+  private async expandArgv(cmd: SimpleCommand, scope: Scope, findings: Finding[], cwds: Cwds): Promise<ArgvToken[]> {
     const tokens: ArgvToken[] = [];
     for (const word of cmd.words) {
       const e = expandWord(word, scope.expansion);
@@ -221,9 +262,34 @@ class LineClassifier {
         tokens.push({ value: null, glob: false });
         continue;
       }
-      for (const f of e.fields) tokens.push({ value: f, glob: e.glob });
+      if (!e.glob || e.pattern === undefined) {
+        for (const f of e.fields) tokens.push({ value: f, glob: e.glob });
+        continue;
+      }
+      const expanded = await this.expandWildcard(e.pattern, e.fields[0], cwds, scope);
+      if (typeof expanded === "string") {
+        findings.push({ decision: "ask", rule: null, reason: `unclassifiable: the wildcard ${e.fields[0]} ${expanded}` });
+        tokens.push({ value: e.fields[0], glob: true });
+      } else {
+        for (const w of expanded) tokens.push({ value: w, glob: false });
+      }
     }
     return tokens;
+  }
+
+  /** The words `pattern` becomes in every directory the command may run in, or why that is not known. */
+  private async expandWildcard(pattern: string, written: string, cwds: Cwds, scope: Scope): Promise<string[] | string> {
+    if (scope.globOptionsChange) return "may expand differently: the line changes how bash expands wildcards (shopt, set -f, GLOBIGNORE)";
+    const dirs = pattern.startsWith("/") ? ["/"] : cwds;
+    if (dirs === null) return "is expanded in a directory that is not known before the command runs";
+    let result: string[] | null = null;
+    for (const dir of dirs) {
+      const r = await expandGlob(pattern, dir);
+      if (!r.ok) return `cannot be expanded before the command runs (${r.why})`;
+      if (result !== null && JSON.stringify(result) !== JSON.stringify(r.words)) return "names different files in the directories the command may run in";
+      result = r.words;
+    }
+    return result ?? [written];
   }
 
   /** `VAR=x cmd` changes cmd's environment; `VAR=x` alone changes the shell's. */
@@ -252,6 +318,15 @@ class LineClassifier {
         continue;
       }
       out.push(...(await this.pathFindings(kind, target, cwds, `${r.text}`)));
+      if (kind === "write" && [">", ">|", "&>", ">&"].includes(r.operator) && cwds !== null) {
+        for (const c of target.startsWith("/") ? ["/"] : cwds) {
+          const st = await fs.lstat(path.resolve(c, target)).catch(() => null);
+          if (st?.isFile() && st.size > 0) {
+            out.push({ decision: "allow", rule: null, reason: "", risk: { kind: "deletes", text: `${r.text} empties ${target} before writing it (its old content is not backed up)` } });
+            break;
+          }
+        }
+      }
     }
     return out;
   }
@@ -265,9 +340,29 @@ class LineClassifier {
           ? [{ decision: "ask", rule: null, reason: `endless_read: ${place.absolute} (${via}) never ends; it runs only after approval` }]
           : [];
       case "outside":
-        return kind === "write"
-          ? [{ decision: "deny", rule: null, reason: `write_outside_workspace: ${place.absolute} (${via})` }]
-          : [{ decision: "ask", rule: null, reason: `read_outside_workspace: ${place.absolute} (${via})` }];
+        if (kind === "write") {
+          return [
+            {
+              decision: "deny",
+              rule: null,
+              reason: `write_outside_workspace: ${place.absolute} (${via})`,
+              risk: { kind: "writes_outside_workspace", text: `${via} writes ${place.absolute}, outside the workspace` },
+            },
+          ];
+        }
+        return [
+          {
+            decision: "ask",
+            rule: null,
+            reason: place.processLink
+              ? `read_outside_workspace: ${place.absolute} (${via}) is a process's view of the file system or its open files, which lead outside the workspace`
+              : `read_outside_workspace: ${place.absolute} (${via})`,
+            risk: {
+              kind: "reads_secret",
+              text: place.processLink ? `${via} reads ${place.absolute}: another process's files, outside the workspace` : `${via} reads ${place.absolute}, outside the workspace`,
+            },
+          },
+        ];
       case "unknown":
         return [{ decision: "ask", rule: null, reason: `unclassifiable: ${place.why}` }];
       case "inside": {
@@ -277,7 +372,9 @@ class LineClassifier {
         }
         for (const rule of this.rules) {
           if (rule.pathGlob && rule.decision !== "allow" && globMatches(rule.pathGlob, place.relative)) {
-            out.push({ decision: rule.decision, rule, reason: `${place.relative}: ${verb(rule.decision)} by rule ${rule.id}` });
+            const risk: RiskLabel | undefined =
+              kind === "read" ? { kind: "reads_secret", text: `${via} reads ${place.relative}${rule.note ? ` (${rule.note})` : ""}` } : undefined;
+            out.push({ decision: rule.decision, rule, reason: `${place.relative}: ${verb(rule.decision)} by rule ${rule.id}${rule.note ? ` (${rule.note})` : ""}`, ...(risk && { risk }) });
           }
         }
         return out;
@@ -307,8 +404,19 @@ class LineClassifier {
         pending = [...findings, ...ruleFindings.filter((f) => f.rule)];
         continue;
       }
+      const name = commandName(layer.argv);
+      for (const r of commandRisks(layer.argv, name)) this.risks.add(r.kind, visible(r.text));
+      const modelled = isStaticallyModelled(layer.argv);
+      const all = [...ruleFindings, ...findings];
+      if (!this.ctx.boxed && !modelled && all.every((f) => f.decision === "allow")) {
+        all.push({
+          decision: "ask",
+          rule: null,
+          reason: `unboxed: ${displayName(layer.argv)} is allowed by a rule, but this command will not run inside the sandbox and the policy cannot see everything it does`,
+        });
+      }
       // The first part is the command as written; commands found inside it are shown as argv.
-      this.addPart(isFirst ? text : renderArgv(layer.argv), isFirst ? tokens : layer.argv.tokens, [...ruleFindings, ...findings]);
+      this.addPart(isFirst ? text : renderArgv(layer.argv), isFirst ? tokens : layer.argv.tokens, all, modelled);
       isFirst = false;
       pending = [];
       for (const s of layer.effects.scripts) {
@@ -323,6 +431,29 @@ class LineClassifier {
     const name = displayName(layer.argv);
     for (const w of layer.effects.writes) out.push(...(await this.pathFindings("write", w, cwds, name)));
     for (const r of layer.effects.reads) out.push(...(await this.pathFindings("read", r, cwds, name)));
+    if (layer.effects.gitDir !== undefined) out.push(...(await this.gitFindings(layer.effects.gitDir, cwds)));
+    return out;
+  }
+
+  /** The repository git will use from `gitDir` (relative to each cwd), when it is not trusted (git-repo.ts). */
+  private async gitFindings(gitDir: string | null, cwds: Cwds): Promise<Finding[]> {
+    if (gitDir === null || (cwds === null && !gitDir.startsWith("/"))) {
+      return [{ decision: "ask", rule: null, reason: "untrusted_repository: git runs in a directory that is not known before the command runs, so the repository it uses cannot be checked" }];
+    }
+    const out: Finding[] = [];
+    for (const cwd of gitDir.startsWith("/") ? ["/"] : cwds!) {
+      const physical = await physicalPath(path.resolve(cwd, gitDir));
+      if (typeof physical !== "string" || !isInsideRoot(this.ctx.workspaceRoot, physical)) continue; // reads outside already ask
+      const trust = await repositoryTrust(physical, this.ctx.workspaceRoot, this.ctx.env);
+      if (!trust.trusted) {
+        out.push({
+          decision: "ask",
+          rule: null,
+          reason: `untrusted_repository: ${trust.why}`,
+          risk: { kind: "runs_workspace_code", text: `git in an untrusted repository: ${trust.why}` },
+        });
+      }
+    }
     return out;
   }
 
@@ -348,14 +479,14 @@ class LineClassifier {
     return out;
   }
 
-  private addPart(text: string, tokens: ArgvToken[], findings: Finding[]): void {
+  private addPart(text: string, tokens: ArgvToken[], findings: Finding[], modelled = true): void {
     let decision: Decision = "allow";
     for (const f of findings) decision = maxDecision(decision, f.decision);
-    const deciding = findings.filter((f) => f.decision === decision);
+    const deciding = findings.filter((f) => f.decision === decision && f.reason !== "");
     const rule = deciding.find((f) => f.rule && f.rule.decision === decision)?.rule ?? null;
     const reason = deciding.length ? visible([...new Set(deciding.map((f) => f.reason))].join("; ")) : "no effect";
     const argv = tokens.every((t) => t.value !== null && !t.glob) ? tokens.map((t) => t.value!) : null;
-    this.parts.push({ text, argv, decision, rule: rule ? ruleRef(rule) : null, reason, findings });
+    this.parts.push({ text, argv, decision, rule: rule ? ruleRef(rule) : null, reason, findings, modelled });
   }
 
   /** The working directories after a command: `cd`/`pushd` move, `popd`/`source`/… make it unknown. */
@@ -393,6 +524,25 @@ function verb(d: Decision): string {
 function union(a: Cwds, b: Cwds): Cwds {
   if (a === null || b === null) return null;
   return [...new Set([...a, ...b])];
+}
+
+function isInsideRoot(root: string, p: string): boolean {
+  return p === root || p.startsWith(root.endsWith("/") ? root : `${root}/`);
+}
+
+/** True when `cmd` may change how bash expands wildcards for the commands after it. */
+function changesGlobbing(cmd: SimpleCommand, expansion: ExpansionEnv): boolean {
+  if (cmd.assignments.some((a) => a.name === "GLOBIGNORE")) return true;
+  const first = firstWordName(cmd, expansion);
+  if (cmd.words.length && first === null) return true;
+  if (first === "shopt") return true;
+  if (first === "set") {
+    return cmd.words.slice(1).some((w) => {
+      const v = staticValue(w, expansion);
+      return v === null || /^[-+][A-Za-z]*f/.test(v) || v === "-o" || v === "+o";
+    });
+  }
+  return false;
 }
 
 /** Write, read or no file effect (fd duplications `2>&1`, closes `>&-`, heredocs). */
@@ -472,7 +622,7 @@ function anyCwdChange(node: ShellNode, scope: Scope): boolean {
 /** Names of functions defined in the script whose body may change the working directory. */
 function cwdChangingFunctions(root: ShellNode, expansion: ExpansionEnv): Set<string> {
   const found = new Set<string>();
-  const scope: Scope = { expansion, cwdChangingFunctions: found, scriptChangesCwd: false, depth: 0 };
+  const scope: Scope = { expansion, cwdChangingFunctions: found, scriptChangesCwd: false, globOptionsChange: false, depth: 0 };
   const functions: Array<{ name: string; body: ShellNode }> = [];
   const visit = (n: ShellNode): void => {
     if (n.kind === "function") functions.push(n);

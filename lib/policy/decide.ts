@@ -1,5 +1,8 @@
 import { classifyCommandLine } from "@/lib/policy/command-policy";
 import { activeRules, bySeverityDesc, combineRuleOptions, globMatches, isToolRule, maxDecision, ruleRef } from "@/lib/policy/rule-match";
+import fs from "node:fs/promises";
+import path from "node:path";
+import { RiskSet } from "@/lib/policy/risks";
 import type { Decision, PolicyInput, PolicyRuleData, PolicyVerdict } from "@/lib/policy/types";
 
 /**
@@ -15,7 +18,13 @@ import type { Decision, PolicyInput, PolicyRuleData, PolicyVerdict } from "@/lib
  * - Among the matching rules deny beats ask beats allow; the deciding rule is the first (by
  *   priority) matching rule with the winning decision. No matching rule → ask.
  * - run_command: every simple command of the line gets its own decision (`parts`); the call's
- *   decision is the strongest part; anything the parser cannot classify asks.
+ *   decision is the strongest part; anything the parser cannot classify asks. When the command
+ *   will not run inside the sandbox (`input.boxed` absent or false), a part a rule allows still
+ *   asks unless the policy models everything that program does (command-knowledge.ts
+ *   `isStaticallyModelled`); when the sandbox is unavailable (`sandboxProblem`) every command asks.
+ * - A path tool naming an existing regular file with more than one hard link asks, naming the
+ *   link count (docs/SECURITY.md "Hard links"), when `input.workspaceRoot` is given.
+ * - Every verdict carries `risks`: the dangers named for the reviewer (risks.ts).
  * - Options (run_command limits, `redact`; lib/policy/types.ts RuleOptions) come from the rules
  *   that apply to the call, whatever their decision: for a path tool every matching rule, for a
  *   command the rule that decided each part plus the tool's rules without path or command. For
@@ -29,12 +38,60 @@ import type { Decision, PolicyInput, PolicyRuleData, PolicyVerdict } from "@/lib
 export async function decide(input: PolicyInput, rules: PolicyRuleData[]): Promise<PolicyVerdict> {
   const active = activeRules(rules, input.tool);
   if (input.command) {
-    const c = await classifyCommandLine(input.command, rules);
+    const c = await classifyCommandLine(
+      { ...input.command, boxed: input.boxed ?? false, ...(input.sandboxProblem && { sandboxProblem: input.sandboxProblem }), ...(input.grants?.network && { network: true }) },
+      rules,
+    );
     const deciding = new Set(c.parts.map((p) => p.rule?.id));
     const applying = active.filter((r) => deciding.has(r.id) || isToolRule(r));
-    return withOptions({ decision: c.decision, rule: c.rule, reasons: c.reasons, parts: c.parts }, applying);
+    const verdict = withOptions({ decision: c.decision, rule: c.rule, reasons: c.reasons, parts: c.parts, risks: c.risks }, applying);
+    if (verdict.options?.network) {
+      verdict.risks = [{ kind: "leaves_sandbox", text: "a rule grants this command the host's network from inside the sandbox" }, ...c.risks];
+    }
+    return verdict;
   }
-  return decideByPath(input, active);
+  const verdict = decideByPath(input, active);
+  const risks = new RiskSet();
+  if (input.tool === "fetch_url" || input.risk === "network") risks.add("network_egress", `${input.tool} sends a request${input.url ? ` to ${hostOf(input.url)}` : ""} over the network`);
+  for (const p of input.paths) {
+    for (const rule of active) {
+      if (input.risk === "read" && rule.pathGlob && rule.decision !== "allow" && globMatches(rule.pathGlob, p)) {
+        risks.add("reads_secret", `${input.tool} reads ${p || "."}${rule.note ? ` (${rule.note})` : ""}`);
+      }
+    }
+  }
+  // A hard-linked file's content may be a file outside the workspace; reads show it, and so do
+  // the diff and backup of a write (docs/SECURITY.md "Hard links").
+  const links = input.workspaceRoot ? await hardLinked(input.workspaceRoot, input.paths) : [];
+  for (const l of links) {
+    if (verdict.decision === "allow") {
+      verdict.decision = "ask";
+      verdict.rule = null;
+      verdict.reasons = [];
+    }
+    verdict.reasons.unshift(`hard_link: ${l.path} has ${l.links} hard links; the other names may be outside the workspace`);
+    risks.add("reads_secret", `${l.path} is hard-linked (${l.links} names): its content may be a file outside the workspace`);
+  }
+  verdict.risks = risks.list();
+  return verdict;
+}
+
+/** The paths among `paths` that are existing regular files with more than one hard link. */
+async function hardLinked(workspaceRoot: string, paths: string[]): Promise<Array<{ path: string; links: number }>> {
+  const out: Array<{ path: string; links: number }> = [];
+  for (const p of paths) {
+    const st = await fs.lstat(path.join(workspaceRoot, p)).catch(() => null);
+    if (st?.isFile() && st.nlink > 1) out.push({ path: p, links: st.nlink });
+  }
+  return out;
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url.slice(0, 80);
+  }
 }
 
 /** The verdict with the combined options of `applying` (in evaluation order), when there are any. */

@@ -9,9 +9,12 @@ import type { Decision, PolicyRuleData } from "@/lib/policy/types";
  * a call no rule matches asks. So the sensitive-path rules below make even reads of those files
  * ask, and a shell command that is not on the read-only list asks because no rule allows it.
  * The read-only shell list is further limited by built-in checks that no rule can lift:
- * `find -exec/-delete`, `sed -i` or `sed` scripts with w/e, `git -c`, `--output` options,
- * redirections (`> file`), reads outside the workspace and environment dumps all ask (or deny,
- * for writes outside the workspace).
+ * `find -exec/-delete`, `sed -i` or `sed` scripts with w/e, `git -c`, `--output` options (in any
+ * abbreviation; unknown or ambiguous long options ask), redirections (`> file`), reads outside the
+ * workspace (also through wildcards, `/proc/PID/root`-like paths and file-reading options such as
+ * `grep -f` or `curl -d @file`), git in a repository the policy cannot trust, and environment
+ * dumps all ask (or deny, for writes outside the workspace). A command that will not run inside
+ * the sandbox is allowed only when the policy models everything it does (decide.ts).
  */
 
 /** Priority bands: lower runs (and is shown) first. */

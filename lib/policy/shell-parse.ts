@@ -212,7 +212,7 @@ class Walker {
     const outer = this.source;
     this.source = source;
     try {
-      if (tree.rootNode.hasError) this.problems.push("syntax the parser cannot read");
+      if (tree.rootNode.hasError) this.problems.push("syntax the shell reader cannot follow, so not every command in the line could be checked");
       return this.statements(tree.rootNode.children, depth);
     } finally {
       this.source = outer;
@@ -222,14 +222,14 @@ class Walker {
 
   /** Joins two pieces of one word; a `$` before a quote would be `$'…'`/`$"…"`, which the pieces lost. */
   private append(target: ShellWord, piece: ShellWord): void {
-    if (endsWithUnescapedDollar(target.text) && /^['"]/.test(piece.text)) this.problems.push(`quoting the parser split: ${target.text}${piece.text}`);
+    if (endsWithUnescapedDollar(target.text) && /^['"]/.test(piece.text)) this.problems.push(`quoting the shell reader splits differently from bash: ${target.text}${piece.text}`);
     appendWord(target, piece);
   }
 
   /** Between two word pieces only blanks may be left out (the grammar drops a leading `\ `). */
   private checkGap(from: number, to: number): void {
     const text = this.source.slice(from, to);
-    if (!/^(?:[ \t\n]|\\\r?\n)*$/.test(text)) this.problems.push(`text the parser skipped: ${JSON.stringify(text.trim())}`);
+    if (!/^(?:[ \t\n]|\\\r?\n)*$/.test(text)) this.problems.push(`the shell reader could not tell which command ${JSON.stringify(text.trim())} belongs to, so what it does was not checked`);
   }
 
   /** A run of statements separated by `;`, `&`, newlines (program, `{ }`, do-group, branches). */
@@ -250,7 +250,7 @@ class Walker {
   /** A statement, or the commands hidden in a non-statement node (ERROR nodes, stray words). */
   private statementOrOther(node: TsNode, depth: number): ShellNode | null {
     if (STATEMENT_TYPES.has(node.type)) return this.statement(node, depth + 1);
-    if (node.type !== "ERROR") this.problems.push(`unexpected ${node.type}`);
+    if (node.type !== "ERROR") this.problems.push(`shell syntax the reader does not handle (${node.type})`);
     // Recover every command the parser still recognised inside the node.
     const nested: ShellNode[] = [];
     this.collectNested(node, nested, depth + 1);
@@ -258,7 +258,7 @@ class Walker {
   }
 
   private noteSyntax(node: TsNode): void {
-    if (node.isError || node.isMissing) this.problems.push("syntax the parser cannot read");
+    if (node.isError || node.isMissing) this.problems.push("syntax the shell reader cannot follow, so not every command in the line could be checked");
   }
 
   private statement(node: TsNode, depth: number): ShellNode {
@@ -299,7 +299,7 @@ class Walker {
       case "case_statement":
         return this.control(node, depth);
       default:
-        this.problems.push(`unexpected ${node.type}`);
+        this.problems.push(`shell syntax the reader does not handle (${node.type})`);
         return { kind: "sequence", items: [] };
     }
   }
@@ -322,7 +322,7 @@ class Walker {
     const l = left ? this.statementOrOther(left, depth) : null;
     const r = right ? this.statementOrOther(right, depth) : null;
     if (!l || !r || !op) {
-      this.problems.push("incomplete list");
+      this.problems.push("the line ends in the middle of a list of commands (after && or ||)");
       return { kind: "sequence", items: [l, r].filter((x): x is ShellNode => x !== null) };
     }
     return { kind: op === "&&" ? "and" : "or", left: l, right: r };
@@ -449,7 +449,7 @@ class Walker {
           tail = { end: target.endIndex, word: w };
         }
       } else {
-        this.problems.push(`unexpected ${child.type} in a command`);
+        this.problems.push(`shell syntax the reader does not handle inside a command (${child.type})`);
         this.collectNested(child, nested, depth);
       }
     }
@@ -608,7 +608,7 @@ class Walker {
               const rn = right ? this.statementOrOther(right, depth) : null;
               if (!rn) return n;
               if (op === "&&" || op === "||") return { kind: op === "&&" ? "and" : "or", left: n, right: rn };
-              this.problems.push(`unexpected ${op} after a heredoc`);
+              this.problems.push(`${op} after a heredoc, which the shell reader does not follow`);
               return { kind: "sequence", items: [n, rn] };
             },
           };
@@ -681,7 +681,7 @@ class Walker {
       for (const c of node.namedChildren) if (c && c.type.endsWith("_redirect")) extraWords.push(...this.redirect(c, out, nested, depth).extraWords);
       return { extraWords, tail: null };
     }
-    this.problems.push(`unexpected ${node.type}`);
+    this.problems.push(`shell syntax the reader does not handle (${node.type})`);
     this.collectNested(node, nested, depth);
     return { extraWords: [], tail: null };
   }
@@ -693,7 +693,7 @@ class Walker {
    */
   private heredocBody(text: string, nested: ShellNode[], depth: number): void {
     if (!hasUnescapedExpansion(text, /\$[([]|`/)) return;
-    this.problems.push("heredoc with command substitution");
+    this.problems.push("a heredoc runs a command substitution");
     const escaped = text.replace(/"/g, '\\"');
     const carrier = this.script(`: "${escaped}"`, depth + 1);
     // Only the substitutions count; the `:` that carried the string is not part of the line.
@@ -801,7 +801,7 @@ class Walker {
           this.scanText(node.text, quoted ? "double" : "unquoted", parts);
           return;
         }
-        this.problems.push(`unexpected ${node.type} in a word`);
+        this.problems.push(`shell syntax the reader does not handle inside a word (${node.type})`);
         this.dynamicWith(node, node.text, parts, nested, depth);
     }
   }
@@ -858,14 +858,14 @@ class Walker {
           continue;
         }
         if (/^[({['"]/.test(rest)) {
-          this.problems.push(`expansion the parser did not split: ${text}`);
+          this.problems.push(`an expansion the shell reader cannot take apart: ${text}`);
           flush();
           parts.push({ kind: "dynamic", what: text.slice(i) });
           return;
         }
       }
       if (ch === "`") {
-        this.problems.push(`expansion the parser did not split: ${text}`);
+        this.problems.push(`an expansion the shell reader cannot take apart: ${text}`);
         flush();
         parts.push({ kind: "dynamic", what: text.slice(i) });
         return;

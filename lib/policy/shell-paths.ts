@@ -19,10 +19,24 @@ const HARMLESS_DEVICES = new Set(["/dev/null", "/dev/stdin", "/dev/stdout", "/de
 /** Devices a read never ends on: as an input they only ask (an endless read needs a person's yes). */
 export const ENDLESS_DEVICES = new Set(["/dev/zero", "/dev/random", "/dev/urandom", "/dev/tty"]);
 
+/**
+ * Paths that name another process's view of the file system or its open files
+ * (`/proc/PID/root/…`, `/proc/self/cwd`, `/proc/1/fd/3`, `/proc/PID/map_files/…`, `/dev/fd/5`,
+ * also under `task/TID/`). What they lead to depends on the process that opens them, not on the
+ * gateway that checks them, so they always count as outside the workspace. `/dev/fd/0-2` (the
+ * command's own standard streams) are harmless devices instead.
+ */
+const PROCESS_LINK = /^\/proc\/[^/]+\/(?:task\/[^/]+\/)?(?:root|cwd|exe|fd|fdinfo|map_files)(?:\/|$)|^\/dev\/fd\/(?!(?:0|1|2)$)[^/]+|^\/dev\/std(?:in|out|err)\/|^\/proc\/(?:self|thread-self)$/;
+
+/** True when `absolute` (already lexically normalised) names a process's view or open file. */
+export function isProcessLink(absolute: string): boolean {
+  return PROCESS_LINK.test(absolute);
+}
+
 /** Where a path lands. */
 export type PathPlace =
   | { place: "inside"; absolute: string; relative: string }
-  | { place: "outside"; absolute: string }
+  | { place: "outside"; absolute: string; processLink?: boolean }
   | { place: "device"; absolute: string }
   | { place: "unknown"; why: string };
 
@@ -31,9 +45,10 @@ export type PathPlace =
  * symlinks (also dangling ones, which `open(O_CREAT)` follows) are replaced by their targets and
  * `..` goes to the physical parent. The first missing component ends the lookup; the rest is
  * appended lexically.
- * @returns the canonical absolute path, or null on a symlink loop / unreadable component.
+ * @returns the canonical absolute path, null on a symlink loop / unreadable component, or
+ *   `{processLink}` when the lookup reaches a `/proc/PID/root`-like path (`isProcessLink`).
  */
-export async function physicalPath(p: string): Promise<string | null> {
+export async function physicalPath(p: string): Promise<string | null | { processLink: string }> {
   const queue = p.split("/");
   let cur = "/";
   let hops = 0;
@@ -45,6 +60,7 @@ export async function physicalPath(p: string): Promise<string | null> {
       continue;
     }
     const next = path.join(cur, comp);
+    if (isProcessLink(next)) return { processLink: next };
     let isLink: boolean;
     try {
       isLink = (await fs.lstat(next)).isSymbolicLink();
@@ -90,8 +106,11 @@ export async function placeOf(value: string, cwds: readonly string[] | null, wor
 }
 
 async function placeOfAbsolute(candidate: string, workspaceRoot: string): Promise<PathPlace> {
+  const lexical = path.posix.normalize(candidate);
+  if (isProcessLink(lexical)) return { place: "outside", absolute: lexical, processLink: true };
   const physical = await physicalPath(candidate);
-  if (physical === null) return { place: "unknown", why: `${candidate} cannot be resolved (symlink loop)` };
+  if (physical === null) return { place: "unknown", why: `${candidate} cannot be resolved (a symlink loop, or a directory the policy may not read)` };
+  if (typeof physical === "object") return { place: "outside", absolute: physical.processLink, processLink: true };
   if (HARMLESS_DEVICES.has(physical)) return { place: "device", absolute: physical };
   if (!isInside(workspaceRoot, physical)) return { place: "outside", absolute: physical };
   return { place: "inside", absolute: physical, relative: path.relative(workspaceRoot, physical).split(path.sep).join("/") };

@@ -14,8 +14,10 @@ export type Expansion =
   /**
    * `fields`: the words it becomes (an unquoted empty expansion disappears: zero fields).
    * `glob`: unquoted `*`, `?` or `[` remain, so pathname expansion may change the word.
+   * `pattern` (when `glob`): the word as a pathname pattern, every quoted character
+   * backslash-escaped, for lib/policy/shell-glob.ts.
    */
-  | { static: true; fields: string[]; glob: boolean }
+  | { static: true; fields: string[]; glob: boolean; pattern?: string }
   | { static: false; why: string };
 
 /** Where variables come from. */
@@ -60,6 +62,7 @@ const IFS_WHITESPACE = /[ \t\n]/;
  */
 export function expandWord(word: ShellWord, ctx: ExpansionEnv): Expansion {
   let value = "";
+  let pattern = "";
   let glob = false;
   let anyQuoted = false;
   let unquotedSkeleton = "";
@@ -67,6 +70,7 @@ export function expandWord(word: ShellWord, ctx: ExpansionEnv): Expansion {
     switch (part.kind) {
       case "literal":
         value += part.text;
+        pattern += part.quoted ? escapeGlob(part.text) : part.text.replace(/\\/g, "\\\\");
         if (part.quoted) {
           anyQuoted = true;
           unquotedSkeleton += "_";
@@ -78,6 +82,7 @@ export function expandWord(word: ShellWord, ctx: ExpansionEnv): Expansion {
       case "tilde": {
         if (ctx.env.HOME === undefined) return { static: false, why: "~ without HOME" };
         value += ctx.env.HOME;
+        pattern += escapeGlob(ctx.env.HOME);
         anyQuoted = true; // the result of tilde expansion is not split or globbed
         unquotedSkeleton += "_";
         break;
@@ -93,6 +98,7 @@ export function expandWord(word: ShellWord, ctx: ExpansionEnv): Expansion {
           glob ||= GLOB_CHARS.test(v);
         }
         value += v;
+        pattern += part.quoted ? escapeGlob(v) : v.replace(/\\/g, "\\\\");
         unquotedSkeleton += "_";
         break;
       }
@@ -102,7 +108,12 @@ export function expandWord(word: ShellWord, ctx: ExpansionEnv): Expansion {
   }
   if (BRACE.test(unquotedSkeleton)) return { static: false, why: `brace expansion in ${word.text}` };
   if (value === "" && !anyQuoted) return { static: true, fields: [], glob: false };
-  return { static: true, fields: [value], glob };
+  return glob ? { static: true, fields: [value], glob, pattern } : { static: true, fields: [value], glob };
+}
+
+/** `text` with the pattern characters backslash-escaped (a quoted piece matches literally). */
+function escapeGlob(text: string): string {
+  return text.replace(/[\\*?[\]]/g, "\\$&");
 }
 
 /**

@@ -55,6 +55,11 @@ export interface RuleOptions {
 export interface PolicyInput {
   tool: string;
   risk: ToolRisk;
+  /**
+   * The canonical workspace root, for checks the policy makes on the files a path tool names
+   * (hard-linked files, see docs/SECURITY.md "Hard links"). Absent: those checks are skipped.
+   */
+  workspaceRoot?: string;
   /** Fenced, workspace-relative paths the call touches ("" is the root). */
   paths: string[];
   /** For run_command: the command string and the fenced absolute cwd. */
@@ -64,7 +69,8 @@ export interface PolicyInput {
   /**
    * For run_command: true when the command will run inside the sandbox (lib/exec/sandbox.ts).
    * False at the Claude Code hook door (Claude Code runs the command itself), when the sandbox is
-   * unavailable, and when the operator turned it off. Absent for other tools.
+   * unavailable, and when the operator turned it off. Absent counts as false (the conservative
+   * answer): a command a rule allows then still asks unless the policy models everything it does.
    */
   boxed?: boolean;
   /** For run_command when the sandbox should run but cannot: why (shown on the approval). */
@@ -97,6 +103,23 @@ export interface CommandPart {
   reason: string;
 }
 
+/** What kind of danger a call carries (shown first to the reviewer). */
+export type RiskKind =
+  | "network_egress"
+  | "reads_secret"
+  | "writes_outside_workspace"
+  | "deletes"
+  | "runs_workspace_code"
+  | "leaves_sandbox"
+  | "irreversible"
+  | "large_change";
+
+/** One named danger: its kind and a short sentence a person reads at a glance. */
+export interface RiskLabel {
+  kind: RiskKind;
+  text: string;
+}
+
 /** The policy's answer. */
 export interface PolicyVerdict {
   decision: Decision;
@@ -108,4 +131,6 @@ export interface PolicyVerdict {
   parts?: CommandPart[];
   /** The options of the matching rules, combined; absent when no matching rule has any. */
   options?: RuleOptions;
+  /** The dangers the policy sees in the call, most serious first (may be empty). */
+  risks?: RiskLabel[];
 }

@@ -3,6 +3,7 @@ import { migrate } from "@/lib/db/migrate";
 import { ensureAgentToken, ensureReviewer } from "@/lib/auth/tokens";
 import { seedDefaultRules } from "@/lib/gateway/rules";
 import { currentWorkspace } from "@/lib/gateway/workspace";
+import { ensureHead } from "@/lib/audit/writer";
 
 export interface BootstrapResult {
   /** Migrations applied now. */
@@ -30,5 +31,7 @@ export async function bootstrap(env: NodeJS.ProcessEnv = process.env): Promise<B
   const agentToken = await ensureAgentToken(env.AGENT_REACH_AGENT_TOKEN || undefined);
   const reviewerPassword = await ensureReviewer(env.AGENT_REACH_REVIEWER_PASSWORD || undefined, env.AGENT_REACH_REVIEWER_TOKEN || undefined);
   const rulesSeeded = await seedDefaultRules();
+  // A log written before the chain had a signed head gets one now (its current end).
+  if (await ensureHead()) console.log("[agent-reach] audit log: signed head initialised at the current end of the chain");
   return { migrations, workspaceRoot: workspace.root, agentToken, reviewerPassword, rulesSeeded };
 }

@@ -1,7 +1,7 @@
 import { warmSandbox } from "@/lib/exec/sandbox";
 import { getConfig } from "@/lib/config";
-import { expireDue, markInterrupted, runApproved, runApprovedBacklog } from "@/lib/approvals/queue";
-import { subscribe } from "@/lib/events/bus";
+import { expireDue, markInterrupted, runApprovedBacklog } from "@/lib/approvals/queue";
+import { startExecutor } from "@/lib/approvals/executor";
 import { startFanout } from "@/lib/events/fanout";
 import { registerSecret } from "@/lib/redact";
 import { bootstrap } from "@/lib/runtime/bootstrap";
@@ -45,13 +45,9 @@ export async function startServer(): Promise<void> {
   const swept = await sweepTempsAtStart(config.hostId);
   if (swept.removed.length > 0) console.log(`[agent-reach] removed ${swept.removed.length} temp file(s) of interrupted writes: ${swept.removed.slice(0, 10).join(", ")}${swept.removed.length > 10 ? ", …" : ""}`);
   await startFanout();
-  // Approvals decided on another instance: run them when they are announced, and sweep for any
-  // whose announcement was missed.
-  subscribe((event) => {
-    if (event.type === "call.approved" && event.callId) {
-      runApproved(event.callId).catch((err) => console.error("[agent-reach] running an approved call failed:", (err as Error).message));
-    }
-  });
+  // Approved calls (decided here or on another instance) run on this instance's one executor when
+  // announced; the sweep catches any whose announcement was missed.
+  startExecutor();
   const sweep = async () => {
     await expireDue();
     await runApprovedBacklog();

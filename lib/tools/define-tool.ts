@@ -12,6 +12,31 @@ import type { RuleOptions, SandboxGrants } from "@/lib/policy/types";
 /** How risky a tool is; the default policy and the MCP annotations derive from it. */
 export type ToolRisk = "read" | "write" | "exec" | "network";
 
+/** MCP tool annotations (MCP spec, "Tools → Tool annotations"): hints for clients, not guarantees. */
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+/**
+ * The annotations a risk level implies: reads change nothing and may be repeated; writes change
+ * workspace files and may replace content; commands may do anything a program can (and reach the
+ * network when a rule grants it); fetches read from the open web.
+ */
+export const RISK_ANNOTATIONS: Record<ToolRisk, ToolAnnotations> = {
+  read: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  write: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  exec: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  network: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+};
+
+/** A tool's annotations: those of its risk level, with the definition's own overrides on top. */
+export function annotationsOf(tool: Pick<ToolDefinition, "risk" | "annotations">): ToolAnnotations {
+  return { ...RISK_ANNOTATIONS[tool.risk], ...tool.annotations };
+}
+
 /** A workspace the gateway serves. */
 export interface Workspace {
   id: string;
@@ -130,14 +155,15 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType, Output = u
   /** Written for a model: when to use this tool instead of the shell, and how. */
   description: string;
   input: Schema;
+  /**
+   * The `data` of a successful call, as a zod schema. Listed as the tool's JSON Schema
+   * (`GET /api/tools` output_schema, MCP `outputSchema`), and every result validates against it.
+   * Use `z.looseObject` (at every level) so a field added later does not break older clients.
+   */
+  output: z.ZodType;
   risk: ToolRisk;
-  /** MCP tool annotations (MCP spec, "Tool annotations"). */
-  annotations: {
-    readOnlyHint: boolean;
-    destructiveHint: boolean;
-    idempotentHint: boolean;
-    openWorldHint: boolean;
-  };
+  /** Overrides of the annotations the risk level implies (`annotationsOf`), e.g. `{ idempotentHint: true }`. */
+  annotations?: Partial<ToolAnnotations>;
   /**
    * What the call is about, for fencing, policy and audit. Runs before the policy, so it must
    * not have side effects; `ctx` gives read-only lookups (e.g. the path of a backup).

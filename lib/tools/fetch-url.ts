@@ -149,6 +149,23 @@ export interface FetchUrlOutput {
   duration_ms: number;
 }
 
+/** JSON Schema source of fetch_url's `data`. */
+const FetchUrlOutputSchema = z.looseObject({
+  url: z.string(),
+  status: z.number().int(),
+  headers: z.record(z.string(), z.string()),
+  content_type: z.string().nullable(),
+  charset: z.string(),
+  content: z.string(),
+  truncated: z.boolean(),
+  original_length: z.number().int(),
+  bytes: z.number().int(),
+  max_bytes_reached: z.boolean(),
+  extracted_text: z.boolean(),
+  redirects: z.array(z.looseObject({ url: z.string(), status: z.number().int(), location: z.string() })),
+  duration_ms: z.number(),
+});
+
 /**
  * fetch_url: one HTTP(S) GET or HEAD with SSRF protection (DESIGN.md tools table; field case
  * C25). The connection can only reach public addresses: the host is resolved once inside the
@@ -168,7 +185,7 @@ export const fetchUrlTool = defineTool({
   ].join("\n"),
   input: FetchUrlInput,
   risk: "network",
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  output: FetchUrlOutputSchema,
   subject: (args) => ({ url: canonicalUrl(args.url) }),
   async preview(args) {
     // Refuses a blocked URL before it reaches a reviewer; the connection hook checks again at run time.

@@ -18,6 +18,19 @@ const GetCallInput = z
   })
   .strict();
 
+/** JSON Schema source of get_call's `data`. */
+const GetCallOutput = z.looseObject({
+  call_id: z.string(),
+  tool: z.string(),
+  status: z.string().describe("pending, approved, running, succeeded, failed, conflict, rejected, expired, denied, interrupted or withdrawn."),
+  decision: z.string().nullable(),
+  created_at: z.string(),
+  result: z
+    .looseObject({ ok: z.boolean(), call_id: z.string().nullable() })
+    .nullable()
+    .describe("The envelope the original call returns once it has finished ({ok, call_id, data} or {ok: false, error}), else null."),
+});
+
 /**
  * get_call: the status and, once finished, the result envelope of an earlier call. This is how an
  * agent collects the outcome of a call that waited for approval (DESIGN.md "Waiting for a person").
@@ -32,7 +45,7 @@ export const getCallTool = defineTool({
     "result is the envelope the original call returns ({ok, call_id, data} or {ok: false, error}).",
   input: GetCallInput,
   risk: "read",
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  output: GetCallOutput,
   subject: () => ({}),
   async run(args, ctx) {
     const row = await db().toolCall.findFirst({

@@ -19,6 +19,26 @@ export const ListBackupsInput = z
   })
   .strict();
 
+/** JSON Schema source of list_backups' `data`. */
+const ListBackupsOutput = z.looseObject({
+  path: z.string().nullable(),
+  total: z.number().int(),
+  offset: z.number().int(),
+  limit: z.number().int(),
+  next_offset: z.number().int().nullable(),
+  backups: z.array(
+    z.looseObject({
+      id: z.string(),
+      path: z.string(),
+      sha256: z.string(),
+      size_bytes: z.number().int(),
+      mode: z.string(),
+      call_id: z.string(),
+      created_at: z.string(),
+    }),
+  ),
+});
+
 export const listBackupsTool = defineTool({
   name: "list_backups",
   title: "List backups",
@@ -29,7 +49,7 @@ export const listBackupsTool = defineTool({
   ].join(" "),
   input: ListBackupsInput,
   risk: "read",
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  output: ListBackupsOutput,
   subject: (args) => ({ paths: args.path === undefined ? [] : [args.path] }),
   async run(args, ctx) {
     let path: string | undefined;

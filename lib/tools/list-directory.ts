@@ -93,6 +93,29 @@ function insideHeavyDir(base: FencedPath): boolean {
   return base.relative.split("/").some((c) => HEAVY_DIRS.has(c));
 }
 
+/** JSON Schema source of list_directory's `data`. */
+const ListDirectoryOutputSchema = z.looseObject({
+  path: z.string(),
+  depth: z.number().int(),
+  offset: z.number().int(),
+  limit: z.number().int(),
+  total: z.number().int(),
+  scan_capped: z.boolean(),
+  truncated: z.boolean(),
+  next_offset: z.number().int().nullable(),
+  entries: z.array(
+    z.looseObject({
+      name: z.string(),
+      path: z.string(),
+      type: z.enum(["file", "directory", "symlink", "other"]),
+      size_bytes: z.number().int(),
+      mtime: z.string(),
+      symlink_target: z.string().nullable().optional(),
+      symlink_target_type: z.enum(["file", "directory", "other", "missing", "outside_workspace", "broken"]).optional(),
+    }),
+  ),
+});
+
 /**
  * list_directory: the entries of a workspace directory, depth-first and sorted by name, paged.
  * Symlinks are listed (with where they point, through the fence) and never followed.
@@ -108,7 +131,7 @@ export const listDirectoryTool = defineTool({
   ].join("\n"),
   input: ListDirectoryInput,
   risk: "read",
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  output: ListDirectoryOutputSchema,
   subject: (args) => ({ paths: [args.path] }),
   async run(args, ctx): Promise<ListDirectoryOutput> {
     ctx.note({ pathRaw: args.path, target: args.path });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { ToolDefinition } from "@/lib/tools/define-tool";
+import { annotationsOf, type ToolAnnotations, type ToolDefinition } from "@/lib/tools/define-tool";
 import { editFileTool } from "@/lib/tools/edit-file";
 import { fetchUrlTool } from "@/lib/tools/fetch-url";
 import { getCallTool } from "@/lib/tools/get-call";
@@ -46,13 +46,22 @@ export interface ToolListing {
   description: string;
   /** JSON Schema (draft 2020-12) of the arguments, from the zod schema (`z.toJSONSchema`). */
   input_schema: Record<string, unknown>;
+  /** JSON Schema (draft 2020-12) of `data` in a successful call's envelope. */
+  output_schema: Record<string, unknown>;
   risk: ToolDefinition["risk"];
-  annotations: ToolDefinition["annotations"];
+  annotations: ToolAnnotations;
 }
 
 /** JSON Schema of a tool's arguments as the caller sends them (defaults optional). */
 export function inputJsonSchema(tool: ToolDefinition): Record<string, unknown> {
   const schema = z.toJSONSchema(tool.input, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+  delete schema.$schema;
+  return schema;
+}
+
+/** JSON Schema of a tool's `data` on success, from its zod output schema. */
+export function outputJsonSchema(tool: ToolDefinition): Record<string, unknown> {
+  const schema = z.toJSONSchema(tool.output, { io: "output", unrepresentable: "any" }) as Record<string, unknown>;
   delete schema.$schema;
   return schema;
 }
@@ -64,7 +73,8 @@ export function listTools(): ToolListing[] {
     title: tool.title,
     description: tool.description,
     input_schema: inputJsonSchema(tool),
+    output_schema: outputJsonSchema(tool),
     risk: tool.risk,
-    annotations: tool.annotations,
+    annotations: annotationsOf(tool),
   }));
 }

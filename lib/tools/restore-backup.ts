@@ -3,6 +3,7 @@ import { ToolError } from "@/lib/errors";
 import { defineTool, type BackupRecord, type ToolContext } from "@/lib/tools/define-tool";
 import { sha256Hex } from "@/lib/workspace/text";
 import { previewUpdate, updateFile, type PlannedContent, type UpdateRequest } from "@/lib/workspace/update-file";
+import { UpdateResultOutput } from "@/lib/tools/outputs";
 
 /**
  * restore_backup: writes a backup's bytes and mode back to its path (DESIGN.md "Tools"; field
@@ -56,6 +57,9 @@ function request(backup: BackupRecord & { bytes: Buffer }, args: RestoreBackupAr
   };
 }
 
+/** JSON Schema source of restore_backup's `data`: the write result plus the backup restored. */
+const RestoreBackupOutput = UpdateResultOutput.extend({ restored_from: z.string() });
+
 export const restoreBackupTool = defineTool({
   name: "restore_backup",
   title: "Restore backup",
@@ -66,7 +70,8 @@ export const restoreBackupTool = defineTool({
   ].join(" "),
   input: RestoreBackupInput,
   risk: "write",
-  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  output: RestoreBackupOutput,
+  annotations: { idempotentHint: true },
   // The path lives in the backup record: policy and fence see it like any write's target.
   subject: async (args, ctx) => {
     const backup = await ctx.backups.get(args.backup_id);

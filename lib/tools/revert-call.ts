@@ -3,6 +3,7 @@ import { db } from "@/lib/db";
 import { ToolError } from "@/lib/errors";
 import { executeUndo, planRevert, previewUndo } from "@/lib/effects/revert";
 import { defineTool } from "@/lib/tools/define-tool";
+import { RevertResultOutput } from "@/lib/tools/outputs";
 
 /**
  * revert_call: undoes one call's file changes, whichever tool made them (write_file, edit_file,
@@ -30,7 +31,7 @@ export const revertCallTool = defineTool({
   ].join(" "),
   input: RevertCallInput,
   risk: "write",
-  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  output: RevertResultOutput,
   subject: async (args) => {
     const rows = await db().fileChange.findMany({ where: { callId: args.call_id }, select: { path: true }, take: SUBJECT_PATHS });
     if (rows.length > 0) return { paths: rows.map((r) => r.path) };

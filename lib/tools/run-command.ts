@@ -63,6 +63,31 @@ export interface RunCommandOutput extends RunResult {
   changes_note?: string;
 }
 
+/** JSON Schema source of run_command's `data`. */
+const RunCommandOutputSchema = z.looseObject({
+  command: z.string(),
+  cwd: z.string(),
+  exit_code: z.number().int().nullable(),
+  signal: z.string().nullable(),
+  timed_out: z.boolean(),
+  aborted: z.boolean(),
+  limit: z.string().nullable().describe("The limit that stopped the command (memory, cpu, processes, file_size, time), or null."),
+  limits: z.looseObject({
+    cpu_seconds: z.number().nullable(),
+    memory_bytes: z.number().nullable(),
+    processes: z.number().nullable(),
+    file_size_bytes: z.number().nullable(),
+    address_space_bytes: z.number().nullable(),
+    timeout_ms: z.number(),
+    max_output_chars: z.number(),
+  }),
+  duration_ms: z.number(),
+  stdout: z.string(),
+  stderr: z.string(),
+  truncated: z.boolean(),
+  original_length: z.looseObject({ stdout: z.number().int(), stderr: z.number().int() }),
+});
+
 /**
  * run_command: runs a program in the workspace (DESIGN.md tools table; field cases C20, C21, C23).
  * The gateway has already fenced `cwd` and asked the policy (lib/policy/decide.ts); `run` fences
@@ -87,7 +112,7 @@ export const runCommandTool = defineTool({
   ].join("\n"),
   input: RunCommandInput,
   risk: "exec",
-  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  output: RunCommandOutputSchema,
   subject: (args) => ({
     command: { command: args.command, ...(args.cwd !== undefined && { cwd: args.cwd }), ...(args.network && { grants: { network: true } }) },
   }),

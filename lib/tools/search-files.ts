@@ -4,6 +4,8 @@ import { ToolError } from "@/lib/errors";
 import { defineTool, type ToolContext } from "@/lib/tools/define-tool";
 import { openForRead, resolveInWorkspace, type FencedPath } from "@/lib/workspace/fence";
 import { HEAVY_DIRS, walkTree, type TreeEntry } from "@/lib/workspace/read-tree";
+import { isUtf8 } from "node:buffer";
+import { chooseEncoding, decodeBytes } from "@/lib/workspace/encoding";
 import { SNIFF_BYTES, sniffText } from "@/lib/workspace/read-sniff";
 import { LineMatcher, MatchFailure, type LineHit } from "@/lib/workspace/search-matcher";
 import { MASKED_OUTPUT_NOTE } from "@/lib/redact";
@@ -22,7 +24,6 @@ const MAX_LINE_CHARS = 300;
 const LEAD_CHARS = 80;
 /** Characters of the query quoted in an error message. */
 const QUOTE_CHARS = 120;
-
 
 /** Arguments of search_files (at least one of `pattern` / `query`, checked in `run`). */
 export const SearchFilesInput = z
@@ -163,8 +164,14 @@ async function readText(ctx: ToolContext, rel: string, scan: Scan): Promise<stri
     }
     const bytes = await handle.readFile();
     scan.bytes += bytes.length;
-    const sniffed = await sniffText(bytes.subarray(0, SNIFF_BYTES), bytes.length).catch(() => null);
-    const text = sniffed ? new TextDecoder(sniffed.encoding).decode(bytes.subarray(sniffed.bomLength)) : null;
+    // Decoded in the file's own encoding (BOM, UTF-8, the workspace's legacy setting, detection), as read_file shows it.
+    const sniffed = await sniffText(bytes.subarray(0, SNIFF_BYTES), bytes.length, { legacy: ctx.config.legacyEncoding }).catch(() => null);
+    let encoding = sniffed?.encoding;
+    if (sniffed?.source === "utf8" && bytes.length > SNIFF_BYTES && !isUtf8(bytes.subarray(sniffed.bomLength))) {
+      // Valid UTF-8 at the start only: choose again on the whole file.
+      encoding = chooseEncoding(bytes.subarray(sniffed.bomLength), null, { legacy: ctx.config.legacyEncoding, complete: true }).encoding;
+    }
+    const text = sniffed && encoding ? decodeBytes(bytes.subarray(sniffed.bomLength), encoding) : null;
     if (text === null || text.includes("\u0000")) {
       scan.skipped.binary++;
       return null;
@@ -241,6 +248,18 @@ function workspaceRelative(base: FencedPath, entry: TreeEntry): string {
   return base.relative ? `${base.relative}/${entry.relative}` : entry.relative;
 }
 
+/** JSON Schema source of search_files' `data`. */
+const SearchFilesOutputSchema = z.looseObject({
+  mode: z.enum(["content", "files"]),
+  path: z.string(),
+  matches: z.array(z.looseObject({ path: z.string(), line: z.number().int(), column: z.number().int(), text: z.string() })).optional(),
+  files: z.array(z.string()).optional(),
+  truncated: z.boolean(),
+  files_scanned: z.number().int(),
+  files_skipped: z.looseObject({ binary: z.number().int(), too_large: z.number().int(), unreadable: z.number().int() }),
+  bytes_scanned: z.number().int(),
+});
+
 /**
  * search_files: find files by glob, or lines by text / regular expression, under a workspace
  * directory. Walks without following symlinks, skips .git and node_modules unless `path` is
@@ -256,13 +275,14 @@ export const searchFilesTool = defineTool({
     'With pattern only: returns the files whose path (relative to `path`) matches the glob, e.g. {"pattern": "**/*.test.ts"}.',
     'With query: returns matching lines as {path, line, column, text} (line is 1-based, ready for read_file offset = line - 1); narrow with include (glob) or pattern. query is literal text unless regex is true; case_sensitive defaults to true.',
     "Skips binary files, files over 8 MiB, symlinks, and .git / node_modules (unless path points inside them). Long lines are shown as a window around the match.",
+    "Files in legacy encodings (GBK, Shift_JIS, windows-1252, …) are searched as decoded text, as read_file shows them, so a query in Chinese or Japanese finds them.",
     "truncated = true means there are more results than max_results (or a scan limit was hit): narrow the search.",
     "A query that takes longer than the search time budget (a regex that backtracks catastrophically, e.g. (a+)+) fails with reason regex_timeout: simplify the regex or use a literal query.",
     MASKED_OUTPUT_NOTE,
   ].join("\n"),
   input: SearchFilesInput,
   risk: "read",
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  output: SearchFilesOutputSchema,
   subject: (args) => ({ paths: [args.path] }),
   async run(args, ctx): Promise<SearchFilesOutput> {
     if (!args.pattern && !args.query) {

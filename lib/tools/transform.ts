@@ -62,6 +62,18 @@ export interface TransformOutput {
   path?: string;
 }
 
+/** JSON Schema source of transform's `data`. */
+const TransformOutputSchema = z.looseObject({
+  output: z.string(),
+  from: z.string(),
+  to: z.string(),
+  truncated: z.boolean(),
+  original_length: z.number().int(),
+  next_offset: z.number().int().nullable(),
+  records: z.number().int().optional(),
+  path: z.string().optional(),
+});
+
 /**
  * transform: converts data between JSON, YAML, CSV and JSON Lines (DESIGN.md tools table; seed
  * 002). Parsing and writing use well-kept libraries (yaml, csv-parse, csv-stringify); malformed
@@ -78,7 +90,7 @@ export const transformTool = defineTool({
   ].join("\n"),
   input: TransformInput,
   risk: "read",
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  output: TransformOutputSchema,
   subject: (args) => {
     const path = filePathOf(args.input);
     return path === null ? {} : { paths: [path] };

@@ -1,5 +1,5 @@
 import { ToolError } from "@/lib/errors";
-import { applyEol, stripLeadingBom, type EditableText } from "@/lib/workspace/text";
+import { applyEol, stripLeadingBom, type EditableText, type Splice } from "@/lib/workspace/text";
 
 /**
  * Exact string replacement inside a file's text, as edit_file does it (field cases C06, C07, C08,
@@ -28,6 +28,8 @@ export interface EditOutcome {
   replacements: number;
   /** 1-based line numbers where the replaced occurrences started (the first 100). */
   lines: number[];
+  /** The replacements in `doc.text` coordinates, in order (for `doc.spliceBytes`). */
+  splices: Splice[];
 }
 
 /** A match in the original text: [start, end) in UTF-16 units (bytes in byte mode). */
@@ -67,13 +69,16 @@ export function applyEdit(doc: EditableText, req: EditRequest): EditOutcome {
   const chosen = nonOverlapping(spans);
   const replacement = doc.fromAgent(newString);
   const parts: string[] = [];
+  const splices: Splice[] = [];
   let at = 0;
   for (const i of chosen) {
-    parts.push(doc.text.slice(at, spans[i].start), withLineEndingsOf(doc.text, spans[i], replacement, doc.profile.eol));
+    const text = withLineEndingsOf(doc.text, spans[i], replacement, doc.profile.eol);
+    parts.push(doc.text.slice(at, spans[i].start), text);
+    splices.push({ start: spans[i].start, end: spans[i].end, text });
     at = spans[i].end;
   }
   parts.push(doc.text.slice(at));
-  return { text: parts.join(""), replacements: chosen.length, lines: chosen.slice(0, MAX_LISTED_LINES).map((i) => lines[i]) };
+  return { text: parts.join(""), replacements: chosen.length, lines: chosen.slice(0, MAX_LISTED_LINES).map((i) => lines[i]), splices };
 }
 
 /** @returns ToolError `edit_empty_old_string` */

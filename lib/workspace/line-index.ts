@@ -28,8 +28,10 @@ export interface LineIndex {
   /** sha256 (hex) of all the file's bytes, BOM included. */
   sha256: string;
   eol: Eol;
-  /** True when the UTF-8 text holds a byte sequence that is not valid UTF-8. */
+  /** True when the text holds a byte sequence that does not decode in `sniffed.encoding` (named for UTF-8, its usual case). */
   invalidUtf8: boolean;
+  /** The encoding options (call argument, workspace setting) the index was built under; another choice needs another pass. */
+  options?: string;
   /** `lineStarts[k]` = byte offset where line `k * LINE_INDEX_STEP` (0-based) starts. */
   lineStarts: Float64Array;
 }

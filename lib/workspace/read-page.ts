@@ -3,6 +3,15 @@ import { createHash, type Hash } from "node:crypto";
 import type { FileHandle } from "node:fs/promises";
 import { ToolError } from "@/lib/errors";
 import { getLineIndex, LINE_INDEX_STEP, putLineIndex, type LineIndex } from "@/lib/workspace/line-index";
+import {
+  chooseEncoding,
+  decodeBytes,
+  DETECTION_SAMPLE_BYTES,
+  firstInvalidUtf8,
+  isUnicode,
+  streamDecoder,
+  type EncodingSource,
+} from "@/lib/workspace/encoding";
 import { SNIFF_BYTES, sniffText, type Sniffed } from "@/lib/workspace/read-sniff";
 import type { Eol, TextEncoding } from "@/lib/workspace/text";
 
@@ -15,6 +24,12 @@ import type { Eol, TextEncoding } from "@/lib/workspace/text";
  * sha256, line-ending style, UTF-8 validity, sparse line-offset index) and caches it
  * (lib/workspace/line-index.ts); later pages of the same version seek to the nearest indexed
  * line and read only what they return.
+ *
+ * Encodings: lines are split on the bytes of "\n" in the file's encoding (0x0A in UTF-8 and in
+ * every supported legacy encoding, where it is never part of a multi-byte character; the aligned
+ * unit 0A 00 / 00 0A in UTF-16), and each returned line is decoded on its own. A file whose
+ * first bytes are valid UTF-8 but whose later bytes are not is looked at again around the first
+ * invalid byte, so a legacy-encoded file with a long ASCII head is still decoded.
  */
 
 /** Bytes read per I/O call. */
@@ -24,6 +39,10 @@ const CHUNK_BYTES = 1 << 20;
 export interface PageRequest {
   /** Lines skipped (0-based): the first returned line is line `offset + 1`. */
   offset: number;
+  /** Encoding named on the call (canonical name), winning over detection. */
+  encoding?: TextEncoding | null;
+  /** The workspace's legacy encoding (canonical name), winning over a detector's guess. */
+  legacy?: TextEncoding | null;
   /** Most lines returned (>= 1). */
   limit: number;
   /** Cap on `content` length in characters (UTF-16 code units), line prefixes and "\n" included. */
@@ -52,8 +71,16 @@ export interface Page {
   /** 1-based numbers of lines cut at the character cap (cut between code points, never inside one). */
   clippedLines: number[];
   encoding: TextEncoding;
-  /** Set when the file (anywhere) holds bytes that are not valid UTF-8; they read as U+FFFD. */
-  encodingWarning?: "invalid_utf8";
+  /** 0..1, how sure `encoding` is (1 for a BOM, valid UTF-8, an argument or the workspace setting). */
+  encodingConfidence: number;
+  /** Where `encoding` came from. */
+  encodingSource: EncodingSource;
+  /**
+   * "invalid_utf8" / "invalid_bytes": the file (anywhere) holds bytes that do not decode in
+   * `encoding`; they read as U+FFFD. "uncertain": `encoding` is a guess below the detector's
+   * threshold (writes of non-ASCII text need `encoding` confirmed).
+   */
+  encodingWarning?: "invalid_utf8" | "invalid_bytes" | "uncertain";
   /** True when the file starts with a byte-order mark. */
   bom: boolean;
   eol: Eol;
@@ -81,10 +108,11 @@ interface Units {
   cr: Buffer;
 }
 
+/** Line-break units: 2-byte aligned in UTF-16; one byte in UTF-8 and every legacy encoding (0x0A is never part of a multi-byte character there). */
 function unitsOf(sniffed: Sniffed): Units {
-  if (sniffed.encoding === "utf-8") return { size: 1, newline: Buffer.from([0x0a]), cr: Buffer.from([0x0d]) };
   if (sniffed.encoding === "utf-16le") return { size: 2, newline: Buffer.from([0x0a, 0x00]), cr: Buffer.from([0x0d, 0x00]) };
-  return { size: 2, newline: Buffer.from([0x00, 0x0a]), cr: Buffer.from([0x00, 0x0d]) };
+  if (sniffed.encoding === "utf-16be") return { size: 2, newline: Buffer.from([0x00, 0x0a]), cr: Buffer.from([0x00, 0x0d]) };
+  return { size: 1, newline: Buffer.from([0x0a]), cr: Buffer.from([0x0d]) };
 }
 
 /** Index of the next newline unit at or after `from` (unit-aligned relative to chunk start), or -1. */
@@ -113,8 +141,8 @@ class PageCollector {
 
   constructor(
     readonly first: number,
-    private readonly end: number,
-    private readonly capBytes: number,
+    readonly end: number,
+    readonly capBytes: number,
   ) {}
 
   /** True while line `line` (0-based) is part of the page and the budget is not spent. */
@@ -167,7 +195,10 @@ class IndexBuilder {
   private lf = 0;
   private crlf = 0;
   private invalidUtf8 = false;
+  /** Byte offset near the first invalid byte (-1: none yet). */
+  private invalidAt = -1;
   private carry: Buffer | null = null;
+  private readonly legacy: { write(chunk: Buffer): string } | null;
   private readonly starts: number[];
 
   constructor(
@@ -176,12 +207,16 @@ class IndexBuilder {
   ) {
     this.hash.update(bom);
     this.starts = [sniffed.bomLength];
+    this.legacy = isUnicode(sniffed.encoding) ? null : streamDecoder(sniffed.encoding);
   }
 
-  /** Feeds the next chunk of bytes after the BOM. */
-  update(chunk: Buffer): void {
+  /** Feeds the next chunk of bytes after the BOM, found at byte `position`. */
+  update(chunk: Buffer, position: number): void {
     this.hash.update(chunk);
-    if (this.sniffed.encoding === "utf-8" && !this.invalidUtf8) this.validateUtf8(chunk);
+    if (this.invalidUtf8) return;
+    if (this.sniffed.encoding === "utf-8") this.validateUtf8(chunk);
+    else if (this.legacy && this.legacy.write(chunk).includes("\ufffd")) this.invalidUtf8 = true;
+    if (this.invalidUtf8) this.invalidAt = position + Math.max(0, firstInvalidUtf8(chunk));
   }
 
   /** Validates UTF-8 across chunk boundaries without copying chunks (a cut sequence is carried). */
@@ -210,6 +245,11 @@ class IndexBuilder {
   /** Records where line number `LINE_INDEX_STEP * k` starts. */
   mark(offset: number): void {
     this.starts.push(offset);
+  }
+
+  /** Byte offset near the first byte that did not decode, or -1. */
+  firstInvalidChunk(): number {
+    return this.invalidAt;
   }
 
   finish(totalLines: number): LineIndex {
@@ -270,7 +310,7 @@ async function scanLines(
     const n = await readFully(handle, buf, Math.min(buf.length, size - pos), pos);
     if (n === 0) break;
     const chunk = buf.subarray(0, n);
-    index?.update(chunk);
+    index?.update(chunk, pos);
     let i = 0;
     for (let p = findNewline(chunk, 0, units); p >= 0; p = findNewline(chunk, i, units)) {
       const crlf = p >= u ? isCrAt(chunk, p - u, units) : prevEndsWithCr;
@@ -310,7 +350,6 @@ type Assembled = Pick<Page, "content" | "returnedLines" | "clippedLines" | "trun
  * points and marked, and the next page starts after it.
  */
 function assemble(page: PageCollector, encoding: TextEncoding, req: PageRequest, totalLines: number, sizeBytes: number): Assembled {
-  const decoder = new TextDecoder(encoding);
   let content = "";
   let returned = 0;
   const clippedLines: number[] = [];
@@ -318,7 +357,7 @@ function assemble(page: PageCollector, encoding: TextEncoding, req: PageRequest,
     const lineNo = page.first + k;
     const bytes = Buffer.concat(entry.parts);
     // A clipped line ends mid-way: decode in stream mode so a cut character is dropped, not U+FFFD.
-    const text = entry.clipped ? new TextDecoder(encoding).decode(bytes, { stream: true }) : decoder.decode(bytes);
+    const text = entry.clipped ? streamDecoder(encoding).write(bytes) : decodeBytes(bytes, encoding);
     if (text.includes("\u0000")) {
       throw new ToolError("binary_file", "The file is binary (it contains NUL bytes); read_file returns text only.", {
         size_bytes: sizeBytes,
@@ -357,19 +396,58 @@ function byteBudget(maxChars: number): number {
 
 /**
  * One full pass from the start: sniff, hash, count, index, and collect the page. Caches the
- * index when the file did not change during the pass.
+ * index when the file did not change during the pass. When the start looked like UTF-8 but a
+ * later byte is not, the encoding is chosen again from the bytes around that byte, and a second
+ * pass is made if another encoding decodes them.
  */
-async function fullPass(handle: FileHandle, req: PageRequest, page: PageCollector): Promise<LineIndex> {
+async function fullPass(handle: FileHandle, req: PageRequest, page: PageCollector): Promise<{ index: LineIndex; page: PageCollector }> {
   const st = await handle.stat();
   const sample = Buffer.alloc(Math.min(SNIFF_BYTES, st.size));
   const got = await readFully(handle, sample, sample.length, 0);
-  const sniffed = await sniffText(sample.subarray(0, got), st.size);
-  const builder = new IndexBuilder(sniffed, sample.subarray(0, sniffed.bomLength));
-  const total = await scanLines(handle, st.size, unitsOf(sniffed), sniffed.bomLength, 0, page, builder, req.signal);
-  const index = builder.finish(total);
+  const opts = { requested: req.encoding ?? null, legacy: req.legacy ?? null };
+  const sniffed = await sniffText(sample.subarray(0, got), st.size, opts);
+  let { index, invalidAt } = await passWith(handle, st.size, sniffed, sample.subarray(0, sniffed.bomLength), req, page);
+  if (index.invalidUtf8 && sniffed.source === "utf8" && invalidAt >= 0) {
+    const again = await reconsider(handle, st.size, invalidAt, opts);
+    if (again) {
+      const retry = new PageCollector(page.first, page.end, page.capBytes);
+      const second = await passWith(handle, st.size, again, Buffer.alloc(0), req, retry);
+      if (!second.index.invalidUtf8) {
+        index = second.index;
+        page = retry;
+      }
+    }
+  }
+  index.options = optionsKey(req);
   const after = await handle.stat();
   if (after.size === st.size && after.mtimeMs === st.mtimeMs && after.ctimeMs === st.ctimeMs) putLineIndex(st, index);
-  return index;
+  return { index, page };
+}
+
+async function passWith(handle: FileHandle, size: number, sniffed: Sniffed, bom: Buffer, req: PageRequest, page: PageCollector) {
+  const builder = new IndexBuilder(sniffed, bom);
+  const total = await scanLines(handle, size, unitsOf(sniffed), sniffed.bomLength, 0, page, builder, req.signal);
+  return { index: builder.finish(total), invalidAt: builder.firstInvalidChunk() };
+}
+
+/**
+ * The encoding of a file whose start is valid UTF-8 but whose bytes near `invalidAt` are not:
+ * chosen from a window around that chunk (whole lines), or null when nothing but UTF-8 fits.
+ */
+async function reconsider(handle: FileHandle, size: number, invalidAt: number, opts: { requested: string | null; legacy: string | null }): Promise<Sniffed | null> {
+  const start = Math.max(0, invalidAt - DETECTION_SAMPLE_BYTES / 2);
+  const window = Buffer.alloc(Math.min(DETECTION_SAMPLE_BYTES * 2, size - start));
+  const got = await readFully(handle, window, window.length, start);
+  let bytes = window.subarray(0, got);
+  if (start > 0) bytes = bytes.subarray(bytes.indexOf(0x0a) + 1);
+  const choice = chooseEncoding(bytes, null, { ...opts, complete: start + got >= size && start === 0 });
+  if (choice.source === "utf8" || choice.source === "fallback") return null;
+  return { encoding: choice.encoding, bomLength: 0, confidence: choice.confidence, source: choice.source, sure: choice.sure };
+}
+
+/** The request's encoding options, as stored with a cached index (another choice needs another pass). */
+function optionsKey(req: PageRequest): string {
+  return `${req.encoding ?? ""}|${req.legacy ?? ""}`;
 }
 
 function checkOffset(offset: number, totalLines: number): void {
@@ -395,21 +473,26 @@ export async function readPage(handle: FileHandle, req: PageRequest): Promise<Pa
   const st = await handle.stat();
   const page = new PageCollector(req.offset, req.offset + req.limit, byteBudget(req.maxChars));
   let index = getLineIndex(st);
-  if (index) {
+  let collected = page;
+  if (index && index.options === optionsKey(req)) {
     checkOffset(req.offset, index.totalLines);
     const step = Math.floor(req.offset / LINE_INDEX_STEP);
     const from = index.lineStarts[Math.min(step, index.lineStarts.length - 1)];
     const firstLine = Math.min(step, index.lineStarts.length - 1) * LINE_INDEX_STEP;
     await scanLines(handle, st.size, unitsOf(index.sniffed), from, firstLine, page, null, req.signal);
   } else {
-    index = await fullPass(handle, req, page);
+    ({ index, page: collected } = await fullPass(handle, req, page));
     checkOffset(req.offset, index.totalLines);
   }
+  const sniffed = index.sniffed;
+  const warning = index.invalidUtf8 ? (sniffed.encoding === "utf-8" ? "invalid_utf8" : "invalid_bytes") : sniffed.sure === false ? "uncertain" : undefined;
   return {
-    ...assemble(page, index.sniffed.encoding, req, index.totalLines, st.size),
+    ...assemble(collected, sniffed.encoding, req, index.totalLines, st.size),
     totalLines: index.totalLines,
-    encoding: index.sniffed.encoding,
-    ...(index.invalidUtf8 ? { encodingWarning: "invalid_utf8" as const } : {}),
+    encoding: sniffed.encoding,
+    encodingConfidence: sniffed.confidence ?? 1,
+    encodingSource: sniffed.source ?? (sniffed.bomLength > 0 ? "bom" : "utf8"),
+    ...(warning ? { encodingWarning: warning } : {}),
     bom: index.sniffed.bomLength > 0,
     eol: index.eol,
     sha256: index.sha256,

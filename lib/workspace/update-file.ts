@@ -4,7 +4,8 @@ import type { ToolContext, ToolPreview } from "@/lib/tools/define-tool";
 import { atomicWriteFile } from "@/lib/workspace/atomic-write";
 import { openForRead, resolveInWorkspace, type FencedPath } from "@/lib/workspace/fence";
 import { withPathLock } from "@/lib/workspace/path-lock";
-import { profileText, sha256Hex, type Eol, type TextEncoding } from "@/lib/workspace/text";
+import { roundTrips } from "@/lib/workspace/encoding";
+import { detectBom, profileText, sha256Hex, type Eol, type TextEncoding, type TextProfile } from "@/lib/workspace/text";
 
 /**
  * The one write pipeline of write_file, edit_file and restore_backup (field cases C13, C14, C15):
@@ -34,6 +35,8 @@ export interface PlannedContent {
   mode?: number;
   /** What the reviewer and the agent should know (e.g. "line endings converted to CRLF"). */
   warnings: string[];
+  /** The encoding the writer encoded the text in (canonical name); the diff decodes both sides in it where they decode exactly. */
+  encoding?: TextEncoding;
 }
 
 export interface UpdateRequest<P extends PlannedContent> {
@@ -68,6 +71,8 @@ export interface UpdateResult {
   additions: number;
   deletions: number;
   encoding: TextEncoding;
+  /** 0..1, how sure the encoding is (see lib/workspace/encoding.ts). */
+  encoding_confidence: number;
   eol: Eol;
   bom: boolean;
   /** Permission bits as 4 octal digits, e.g. "0644". */
@@ -119,7 +124,7 @@ export async function previewUpdate<P extends PlannedContent>(ctx: ToolContext, 
   const current = await readCurrent(ctx, target);
   assertExpected(req.expectedSha256, current);
   const plan = await req.plan(current, target);
-  const diff = diffFileBytes(target.relative, current?.bytes ?? null, plan.bytes);
+  const diff = diffFileBytes(target.relative, current?.bytes ?? null, plan.bytes, { encoding: plan.encoding, legacy: ctx.config.legacyEncoding });
   const capped = capDiff(diff.diff, PREVIEW_DIFF_MAX_CHARS);
   const warnings = warningsOf(current, plan, diff);
   if (capped.truncated) warnings.push(`the diff is cut to its first ${PREVIEW_DIFF_MAX_CHARS} characters; the counts are for the whole change`);
@@ -199,7 +204,7 @@ function assertNotChangedSinceQueued(ctx: ToolContext, current: CurrentFile | nu
 }
 
 async function commit(ctx: ToolContext, target: FencedPath, current: CurrentFile | null, plan: PlannedContent, createDirs: boolean): Promise<UpdateResult> {
-  const diff = diffFileBytes(target.relative, current?.bytes ?? null, plan.bytes);
+  const diff = diffFileBytes(target.relative, current?.bytes ?? null, plan.bytes, { encoding: plan.encoding, legacy: ctx.config.legacyEncoding });
   const sha256 = sha256Hex(plan.bytes);
   const unchanged = current !== null && current.bytes.equals(plan.bytes) && (plan.mode === undefined || plan.mode === current.mode);
   let backupId: string | null = null;
@@ -217,7 +222,7 @@ async function commit(ctx: ToolContext, target: FencedPath, current: CurrentFile
     });
     mode = written.mode;
   }
-  const profile = profileText(plan.bytes);
+  const profile = profileFor(plan.bytes, plan.encoding, ctx.config.legacyEncoding);
   const capped = capDiff(diff.diff, ctx.config.readMaxChars);
   ctx.note({
     shaAfter: sha256,
@@ -238,12 +243,25 @@ async function commit(ctx: ToolContext, target: FencedPath, current: CurrentFile
     additions: diff.additions,
     deletions: diff.deletions,
     encoding: profile.encoding,
+    encoding_confidence: Number(profile.confidence.toFixed(3)),
     eol: profile.eol,
     bom: profile.bom,
     mode: mode.toString(8).padStart(4, "0"),
     warnings: warningsOf(current, plan, diff),
     ...(current !== null && current.nlink > 1 ? { nlink_before: current.nlink } : {}),
   };
+}
+
+/** The profile of written bytes, in the writer's encoding when they decode exactly in it. */
+function profileFor(bytes: Buffer, encoding: TextEncoding | undefined, legacy: string | null): TextProfile {
+  if (encoding !== undefined && !bytes.includes(0) && roundTrips(bytes.subarray(detectBom(bytes)?.length ?? 0), encoding)) {
+    try {
+      return profileText(bytes, { requested: encoding, legacy });
+    } catch {
+      // A BOM that contradicts the writer's encoding: describe the bytes as they are.
+    }
+  }
+  return profileText(bytes, { legacy });
 }
 
 function warningsOf(current: CurrentFile | null, plan: PlannedContent, diff: FileDiff): string[] {

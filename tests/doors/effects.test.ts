@@ -1,7 +1,9 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getTool, outputJsonSchema } from "@/lib/tools/registry";
 import { startTestServer, type TestServer } from "@/tests/helpers/server";
 import { sql } from "@/tests/helpers/sql";
 import { treeHash } from "@/tests/effects/tree-hash";
@@ -43,8 +45,13 @@ async function call(tool: string, args: unknown, session = "other"): Promise<any
   return decided.body.result;
 }
 
+const revertOutput = new AjvJsonSchemaValidator().getValidator(outputJsonSchema(getTool("revert_call")!));
+
+/** Calls revert_call; a successful result must also validate against the tool's advertised output schema. */
 async function revert(callId: string, session = "other"): Promise<any> {
-  return call("revert_call", { call_id: callId }, session);
+  const env = await call("revert_call", { call_id: callId }, session);
+  if (env.ok) expect(revertOutput(env.data).errorMessage ?? null).toBeNull();
+  return env;
 }
 
 describe("run_command changes, through the HTTP door", () => {

@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -148,6 +148,39 @@ describe("MCP door with the official SDK client", () => {
     expect(data.backup_id).toBeNull();
     expect(result._meta?.["agent-reach/call_id"]).toBe(pending.call_id);
     expect(fs.readFileSync(path.join(server.workspace, "plan.md"), "utf8")).toBe("step 1 — 设计\nstep 2\n");
+    await client.close();
+  });
+
+  it("reads and edits a GBK file written by glibc iconv; the result bytes are what iconv gives for the new text", async () => {
+    const gbk = (text: string) => execFileSync("iconv", ["-f", "UTF-8", "-t", "GBK"], { input: Buffer.from(text, "utf8") });
+    const before = "# 配置文件：服务器设置\r\nname = 张三\r\n# 计算用户的总金额，返回结果。\r\nport = 8080\r\n";
+    const file = path.join(server.workspace, "config-gbk.ini");
+    fs.writeFileSync(file, gbk(before));
+    const { client } = await connect(server);
+    const read = resultJson((await client.callTool({ name: "read_file", arguments: { path: "config-gbk.ini" } })) as CallToolResult);
+    expect(read).toMatchObject({
+      encoding: "gbk",
+      encoding_source: "detected",
+      eol: "crlf",
+      content: "     1| # 配置文件：服务器设置\n     2| name = 张三\n     3| # 计算用户的总金额，返回结果。\n     4| port = 8080",
+    });
+    expect(read.encoding_confidence).toBeGreaterThanOrEqual(0.3);
+    const call = client.callTool(
+      { name: "edit_file", arguments: { path: "config-gbk.ini", old_string: "name = 张三", new_string: "name = 李四（管理员）", expected_sha256: read.sha256 } },
+      undefined,
+      { resetTimeoutOnProgress: true, onprogress: () => {} },
+    );
+    const pending = await pendingCall(server, (a) => a.tool === "edit_file" && a.args.path === "config-gbk.ini");
+    // The reviewer sees decoded text and the encoding named.
+    expect(pending.preview.diff).toContain("-name = 张三");
+    expect(pending.preview.diff).toContain("+name = 李四（管理员）");
+    expect(pending.preview.warnings.join("\n")).toContain("shown decoded from gbk");
+    await server.reviewer("POST", `/api/approvals/${pending.call_id}/approve`, {});
+    const result = (await call) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    expect(resultJson(result)).toMatchObject({ encoding: "gbk", additions: 1, deletions: 1 });
+    const expected = gbk(before.replace("name = 张三", "name = 李四（管理员）"));
+    expect(fs.readFileSync(file).toString("hex")).toBe(expected.toString("hex"));
     await client.close();
   });
 

@@ -173,7 +173,8 @@ describe("HTTP: real work succeeds in the box", () => {
     fs.mkdirSync(path.join(server.workspace, "pkg"));
     fs.writeFileSync(path.join(server.workspace, "pkg", "package.json"), JSON.stringify({ name: "pkg", version: "1.0.0", scripts: { test: "node test.js" } }));
     fs.writeFileSync(path.join(server.workspace, "pkg", "test.js"), "require('assert').equal(2 + 2, 4); console.log('pkg tests passed');\n");
-    fs.writeFileSync(path.join(server.workspace, "script.py"), "print('python says', 6 * 7)\n");
+    // The policy refuses a shell redirection to /tmp before anything runs; a script writing there is asked about, approved and boxed.
+    fs.writeFileSync(path.join(server.workspace, "script.py"), `print('python says', 6 * 7)\nopen('/tmp/x-${mark}', 'w').write('t')\nprint(open('/tmp/x-${mark}').read())\n`);
     const git = await approved(server, {
       command: "git add README.md && git -c user.email=a@example.test -c user.name=agent commit -qm first && echo more >> README.md && git status --short && git diff --stat",
     });
@@ -182,7 +183,7 @@ describe("HTTP: real work succeeds in the box", () => {
     expect(execFileSync("git", ["log", "--oneline"], { cwd: server.workspace, encoding: "utf8" })).toMatch(/first/);
     const npm = await approved(server, { command: "npm test --silent", cwd: "pkg" });
     expect(npm.data.stdout).toContain("pkg tests passed");
-    const py = await approved(server, { command: `python3 script.py && echo t > /tmp/x-${mark} && cat /tmp/x-${mark} && echo w > written.txt` });
+    const py = await approved(server, { command: `python3 script.py && echo w > written.txt` });
     expect(py.data.stdout).toBe("python says 42\nt\n");
     expect(fs.readFileSync(path.join(server.workspace, "written.txt"), "utf8")).toBe("w\n");
     expect(fs.existsSync(`/tmp/x-${mark}`)).toBe(false);
@@ -309,7 +310,7 @@ describe("health and self-check", () => {
     } finally {
       await noBox.stop();
     }
-  });
+  }, 300_000);
 
   it("turned off by the operator: a standing warning, commands run unboxed and say so", async () => {
     const off = await startTestServer({ env: { AGENT_REACH_SANDBOX: "off" } });
@@ -324,5 +325,5 @@ describe("health and self-check", () => {
     } finally {
       await off.stop();
     }
-  });
+  }, 300_000);
 });

@@ -32,8 +32,13 @@ describe("buildChildEnv", () => {
   const env = buildChildEnv(WS, { homeRoot: HOMES, base });
 
   it("keeps only allow-listed and fixed variables, HOME and PATH", () => {
-    expect(Object.keys(env).sort()).toEqual(["GIT_PAGER", "GIT_TERMINAL_PROMPT", "HOME", "LANG", "LC_ALL", "NO_COLOR", "PAGER", "PATH", "SHELL", "TERM", "TZ", "USER"].sort());
+    expect(Object.keys(env).sort()).toEqual(["GIT_CEILING_DIRECTORIES", "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0", "GIT_PAGER", "GIT_TERMINAL_PROMPT", "HOME", "LANG", "LC_ALL", "NO_COLOR", "PAGER", "PATH", "SHELL", "TERM", "TZ", "USER"].sort());
     expect(env).toMatchObject({ LANG: "en_US.UTF-8", LC_ALL: "C", TZ: "UTC", USER: "dev", ...CHILD_ENV_FIXED });
+  });
+
+  it("stops git's repository search at the workspace root and refuses bare repositories it only found by searching", () => {
+    expect(env.GIT_CEILING_DIRECTORIES).toBe(path.dirname(WS));
+    expect([env.GIT_CONFIG_COUNT, env.GIT_CONFIG_KEY_0, env.GIT_CONFIG_VALUE_0]).toEqual(["1", "safe.bareRepository", "explicit"]);
   });
 
   it.each(["DATABASE_URL", "GATEWAY_DB_URL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "AGENT_REACH_WORKSPACE", "GITHUB_TOKEN", "NPM_TOKEN", "AWS_SECRET_ACCESS_KEY", "SSH_AUTH_SOCK", "LD_PRELOAD", "BASH_ENV", "NODE_OPTIONS", "PS4"])("drops %s", (name) => {

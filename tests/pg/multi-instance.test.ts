@@ -47,14 +47,17 @@ describe("several instances on one PostgreSQL database", () => {
   it.each([
     ["queued on A, approved on B (the owner)", () => a, () => b, "one.txt"],
     ["queued on B, approved on A (not the owner)", () => b, () => a, "two.txt"],
-  ])("%s: 20 concurrent approvals run it once, on the owner, and the waiting agent gets the result", async (_label, agentSide, reviewerSide, file) => {
+  ])("%s: 50 concurrent approvals through both instances run it once, on the owner, and the waiting agent gets the result", async (_label, agentSide, reviewerSide, file) => {
     const owner = b; // registered the workspace last
     fs.writeFileSync(path.join(a.workspace, file), "before\n");
     const waiting = agentSide().call("write_file", { path: file, content: "after\n" }, { prefer: "wait=60" });
     const callId = await pendingOn(reviewerSide(), file);
-    const decisions = await Promise.all(Array.from({ length: 20 }, () => reviewerSide().reviewer("POST", `/api/approvals/${callId}/approve`, {})));
+    // 50 approvals at once: most through the reviewer's instance, every fifth through the other one.
+    const decisions = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => (i % 5 === 4 ? (reviewerSide() === a ? b : a) : reviewerSide()).reviewer("POST", `/api/approvals/${callId}/approve`, {})),
+    );
     expect(decisions.filter((d) => d.status === 200)).toHaveLength(1);
-    expect(decisions.filter((d) => d.status === 409)).toHaveLength(19);
+    expect(decisions.filter((d) => d.status === 409)).toHaveLength(49);
 
     const agent = await waiting;
     expect(agent.status).toBe(200);

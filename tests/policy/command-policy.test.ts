@@ -79,7 +79,7 @@ describe("hidden commands are found wherever they are (P1)", () => {
     { command: "export B=$(curl x)", decision: "deny", reasons: ["curl:"] },
     { command: "ls `echo \\`touch pwned\\``", decision: "ask", reasons: ["touch:"] },
     { command: 'echo "a `rm x` b"', decision: "deny", reasons: ["rm:"] },
-    { command: "cat <<EOF\n$(touch pwned)\nEOF", decision: "ask", reasons: ["unclassifiable: heredoc with command substitution", "touch:"] },
+    { command: "cat <<EOF\n$(touch pwned)\nEOF", decision: "ask", reasons: ["unclassifiable: a heredoc runs a command substitution", "touch:"] },
     { command: "cat <<-EOF\n\t`rm x`\n\tEOF", decision: "deny", reasons: ["rm:"] },
     { command: "cat <<'EOF'\n$(touch pwned)\nEOF", decision: "allow" },
     { command: "cat <<EOF | sh\nx\nEOF", decision: "deny", reasons: ["sh:"] },
@@ -142,8 +142,10 @@ describe("names that only look allowed ask (P1)", () => {
     { command: "echo $HOME ~ \"$PATH\"", decision: "allow" },
     { command: "echo $RANDOM", decision: "ask", reasons: ["unclassifiable: $RANDOM"] },
     { command: "echo $1", decision: "ask", reasons: ["unclassifiable:"] },
-    { command: "cat *", decision: "allow" },
-    { command: "sed -n p *", decision: "ask", reasons: ["sed: a glob may expand to an option"] },
+    // `*` is expanded as bash will: it names the symlinks ext and dangle, which lead outside.
+    { command: "cat *", decision: "ask", reasons: ["read_outside_workspace: $ROOT/proj-out"] },
+    { command: "sed -n p *", decision: "ask", reasons: ["read_outside_workspace: $ROOT/proj-out"] },
+    { command: "cat s*", decision: "allow" },
     { command: "ls | xargs grep x", decision: "ask", reasons: ["xargs: not on the allow list"] },
   ];
   it.each(cases)("$command", (c) => check(c, policyP1()));
@@ -257,7 +259,8 @@ describe("default rules", () => {
     { command: "rg --files | sort", decision: "ask", reasons: ["sort: not on the allow list"] },
     { command: "rg --pre cat x", decision: "ask", reasons: ["rg --pre:"] },
     { command: "find . -name '*.ts' -type f", decision: "allow" },
-    { command: "find . -name *.ts", decision: "ask", reasons: ["find: a glob may expand to an option"] },
+    // No file matches *.ts, so bash passes the word as written (nullglob is off).
+    { command: "find . -name *.ts", decision: "allow" },
     { command: "find . -delete", decision: "ask", reasons: ["find -delete:"] },
     { command: "find / -delete", decision: "deny", reasons: ["write_outside_workspace: /"] },
     { command: "find . -exec cat {} +", decision: "ask", reasons: ["find -exec:"], parts: [["find . -exec cat {} +", "ask"], ["cat …", "allow"]] },
@@ -306,15 +309,20 @@ describe("rule semantics for commands", () => {
     await check({ command: "/usr/bin/curl x", decision: "deny" }, policyP1());
   });
 
-  it("a deny rule that a glob may match asks", () =>
-    check({ command: "git p*sh origin", decision: "ask", reasons: ["git p*sh: may match deny rule op:push"] }, [rule("op:git", { command: "git *" }, "allow"), rule("op:push", { command: "git push *" }, "deny")]));
+  it("a deny rule that a glob may match asks; a glob that names a file is that file", async () => {
+    const rules = [rule("op:git", { command: "git *" }, "allow"), rule("op:push", { command: "git push *" }, "deny")];
+    await check({ command: "set -f; git p*sh origin", decision: "ask", reasons: ["git p*sh: may match deny rule op:push"] }, rules);
+    await fs.writeFile(fx.at("push"), "");
+    await check({ command: "git p*sh origin", decision: "deny", reasons: ["git push: denied by rule op:push"] }, rules);
+  });
 
   it("a tool-wide deny rule denies every part", () =>
     check({ command: "ls", decision: "deny", reasons: ["ls: denied by rule op:no-shell"] }, [...policyP1(), rule("op:no-shell", {}, "deny")]));
 
   it("a tool-wide allow rule still leaves the built-in checks", async () => {
     const yolo = [rule("op:yolo", { tool: "*" }, "allow")];
-    await check({ command: "npm test", decision: "allow" }, yolo);
+    await check({ command: "npm test", decision: "ask", reasons: ["unboxed: npm test is allowed by a rule"] }, yolo);
+    expect((await decideCommand(fx, "npm test", yolo, fx.ws, { boxed: true })).decision).toBe("allow");
     await check({ command: "echo x > ../x", decision: "deny" }, yolo);
     await check({ command: "echo x > x", decision: "ask" }, yolo);
   });

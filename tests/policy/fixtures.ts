@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { buildChildEnv } from "@/lib/exec/child-env";
 import { decide } from "@/lib/policy/decide";
-import type { Decision, PolicyRuleData, PolicyVerdict } from "@/lib/policy/types";
+import type { Decision, PolicyInput, PolicyRuleData, PolicyVerdict } from "@/lib/policy/types";
 import type { Fixture } from "@/tests/helpers/fixture";
 
 /** A rule for tests (enabled, no note). */
@@ -47,14 +47,15 @@ export function fixtureEnv(fx: Fixture): Record<string, string> {
 
 /**
  * Asks the policy about `run_command {command, cwd}` in the fixture; `$ROOT` in `command` is
- * replaced by the fixture root.
+ * replaced by the fixture root. `extra` adds input fields (`boxed`, `sandboxProblem`…).
  */
-export function decideCommand(fx: Fixture, command: string, rules: PolicyRuleData[], cwd = fx.ws): Promise<PolicyVerdict> {
+export function decideCommand(fx: Fixture, command: string, rules: PolicyRuleData[], cwd = fx.ws, extra: Partial<PolicyInput> = {}): Promise<PolicyVerdict> {
   return decide(
     {
       tool: "run_command",
       risk: "exec",
       paths: [],
+      ...extra,
       command: { command: command.replaceAll("$ROOT", fx.root), cwd, workspaceRoot: fx.ws, env: fixtureEnv(fx) },
     },
     rules,

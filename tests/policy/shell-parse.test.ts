@@ -97,7 +97,7 @@ describe("parseShell reports what it cannot read", () => {
     ["git status\r", /control characters/],
     ["echo a\u0007", /control characters/],
     ["r\\\nm x", /line continuation/],
-    ["cat <<EOF\n$(a)\nEOF", /heredoc with command substitution/],
+    ["cat <<EOF\n$(a)\nEOF", /heredoc runs a command substitution/],
     ["cat <> f", /syntax/],
   ];
   it.each(cases)("%s", async (source, problem) => {

@@ -14,6 +14,9 @@ describe("database faults (short form)", () => {
     expect(report.bytesLostFiles).toBe(0);
     expect(report.faultsInjected).toBe(2);
     expect(report.recoveries).toBe(2);
+    // Every door answers 503 `unavailable` (retryable), not a bare 500 or a driver's message.
+    for (const answer of Object.keys(report.answers)) expect(answer).toMatch(/503|unavailable/);
+    for (const answer of Object.keys(report.answers)) expect(answer).not.toMatch(/prisma|invocation/i);
   }, 120_000);
 
   it("PostgreSQL down: the calls fail, nothing runs, the server recovers without a restart", async () => {
@@ -22,5 +25,7 @@ describe("database faults (short form)", () => {
     expect(report.bytesLostFiles).toBe(0);
     expect(report.faultsInjected).toBe(6);
     expect(report.recoveredWithoutRestart).toBe(true);
+    for (const answer of Object.keys(report.answers)) expect(answer).toMatch(/503|unavailable/);
+    for (const answer of Object.keys(report.answers)) expect(answer).not.toMatch(/prisma|invocation/i);
   }, 120_000);
 });

@@ -21,6 +21,8 @@ const BOM8 = hex("EFBBBF");
 const edit = (args: Record<string, unknown>, c: TestContext = ctx) => call(editFileTool, args, c);
 
 const LEGACY = hex("636f6e73742078203d20313b0a2f2f20636166e9206e6f74650a");
+/** UTF-8 text with one stray byte (E9): stays UTF-8 and is edited as bytes. */
+const STRAY = Buffer.concat([Buffer.from("const x = 1;\n// caf\u00e9 "), hex("e9"), Buffer.from(" note\n")]);
 const CSPROJ = Buffer.concat([BOM8, Buffer.from("<Project>\r\n  <Name>Caf\u00e9</Name>\r\n</Project>\r\n")]);
 const APP_PY = Buffer.from('def greet(name):\r\n    print("hello")\r\n\r\ndef add(a, b):\r\n    return a + b\r\n');
 const APP_PY_EDITED = Buffer.from('def greet(name):\r\n    print("hi")\r\n    return None\r\n\r\ndef add(a, b):\r\n    return a + b\r\n');
@@ -38,10 +40,17 @@ describe("edit_file: encodings, BOM and line endings keep every untouched byte (
       counts: [1, 1],
     },
     {
-      name: "C06 a non-ASCII replacement in a file with invalid UTF-8 is written as UTF-8",
-      file: LEGACY,
+      name: "a non-ASCII replacement in UTF-8 text with a stray invalid byte is written as UTF-8",
+      file: STRAY,
       args: { old_string: "note", new_string: "n\u00f6te \u4e2d" },
-      expected: Buffer.concat([hex("636f6e73742078203d20313b0a2f2f20636166e920"), Buffer.from("n\u00f6te \u4e2d\n")]),
+      expected: Buffer.concat([Buffer.from("const x = 1;\n// caf\u00e9 "), hex("e9"), Buffer.from(" n\u00f6te \u4e2d\n")]),
+    },
+    {
+      name: "a stray invalid byte in UTF-8 text survives a byte-exact splice",
+      file: STRAY,
+      args: { old_string: "const x = 1;", new_string: "const x = 2;" },
+      expected: Buffer.concat([Buffer.from("const x = 2;\n// caf\u00e9 "), hex("e9"), Buffer.from(" note\n")]),
+      counts: [1, 1],
     },
     {
       name: "C07-2 BOM + CRLF: one BOM, CRLF kept",
@@ -150,11 +159,18 @@ describe("edit_file: encodings, BOM and line endings keep every untouched byte (
   const refusals: Array<{ name: string; file: Buffer; args: Record<string, unknown>; error: string; detail?: Record<string, unknown> }> = [
     { name: "C10-2 binary file", file: LOGO, args: { old_string: "PNG", new_string: "JPG" }, error: "binary_file", detail: { reason: "nul_byte", size_bytes: 1016 } },
     {
-      name: "C06 new_string adding U+FFFD to a file with invalid UTF-8",
-      file: LEGACY,
+      name: "new_string adding U+FFFD to UTF-8 text with invalid bytes",
+      file: STRAY,
       args: { old_string: "note", new_string: "n\ufffdte" },
       error: "encoding_unsupported",
       detail: { reason: "replacement_character" },
+    },
+    {
+      name: "C06 non-ASCII new_string where the Latin-1 encoding is only a guess",
+      file: LEGACY,
+      args: { old_string: "note", new_string: "n\u00f6te" },
+      error: "encoding_unsupported",
+      detail: { reason: "uncertain_encoding" },
     },
     {
       name: "C06 old_string holding the U+FFFD read_file showed (cannot match the raw byte)",
@@ -179,9 +195,9 @@ describe("edit_file: encodings, BOM and line endings keep every untouched byte (
     expect(ctx.savedBackups).toHaveLength(0);
   });
 
-  test("C06 the no-match message explains U+FFFD", async () => {
-    await f.put("legacy.js", LEGACY);
-    const err = expectError(await edit({ path: "legacy.js", old_string: "caf\ufffd", new_string: "cafe" }), "edit_no_match");
+  test("the no-match message explains U+FFFD", async () => {
+    await f.put("legacy.js", STRAY);
+    const err = expectError(await edit({ path: "legacy.js", old_string: "caf\u00e9 \ufffd", new_string: "cafe" }), "edit_no_match");
     expect(err.message).toContain("U+FFFD");
     expect(err.message).toContain("read_file");
   });
@@ -304,10 +320,17 @@ describe("edit_file: fence, stale content, queued conflict, preview", () => {
   });
 
   test("preview of an edit in a file with invalid UTF-8 warns that those bytes are kept", async () => {
-    await f.put("legacy.js", LEGACY);
+    await f.put("legacy.js", STRAY);
     const preview = await editFileTool.preview!(editFileTool.input.parse({ path: "legacy.js", old_string: "const x = 1;", new_string: "const x = 2;" }), ctx);
     expect(preview.warnings).toContain("the file has bytes that are not valid UTF-8; they were kept byte for byte");
-    expect(preview.diff).toContain(" // caf\ufffd note");
+    expect(preview.diff).toContain(" // caf\u00e9 \ufffd note");
+  });
+
+  test("C06 preview of an edit in a Latin-1 file shows decoded text and names the guessed encoding", async () => {
+    await f.put("legacy.js", LEGACY);
+    const preview = await editFileTool.preview!(editFileTool.input.parse({ path: "legacy.js", old_string: "const x = 1;", new_string: "const x = 2;" }), ctx);
+    expect(preview.diff).toContain(" // caf\u00e9 note");
+    expect(preview.warnings?.join("\n")).toMatch(/shown decoded from windows-1252/);
   });
 });
 

@@ -143,6 +143,8 @@ describe("read_file: contract", () => {
       content: "     1| inside notes",
       clipped_lines: [],
       encoding: "utf-8",
+      encoding_confidence: 1,
+      encoding_source: "utf8",
       bom: false,
       eol: "lf",
       sha256: sha256("inside notes\n"),
@@ -180,19 +182,27 @@ describe("read_file: contract", () => {
     expect(out.size_bytes).toBe(Buffer.byteLength(data));
   });
 
-  it("invalid UTF-8 reads as U+FFFD with a warning", async () => {
-    await f.put("latin1.txt", Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a, 0x6f, 0x6b, 0x0a]));
-    const out = await read(ctx, { path: "latin1.txt" });
-    expect(out.content).toBe("     1| caf\ufffd\n     2| ok");
-    expect(out.encoding_warning).toBe("invalid_utf8");
+  it("invalid UTF-8 in UTF-8 text reads as U+FFFD with a warning", async () => {
+    await f.put("stray.txt", Buffer.from([0xc3, 0xa9, 0x63, 0x61, 0x66, 0xe9, 0x0a, 0x6f, 0x6b, 0x0a]));
+    const out = await read(ctx, { path: "stray.txt" });
+    expect(out.content).toBe("     1| \u00e9caf\ufffd\n     2| ok");
+    expect(out).toMatchObject({ encoding: "utf-8", encoding_source: "fallback", encoding_warning: "invalid_utf8" });
   });
 
-  it("Latin-1 prose is text with a warning, not binary", async () => {
+  it("a Latin-1 byte in a short note is decoded as a low-confidence guess", async () => {
+    await f.put("latin1.txt", Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a, 0x6f, 0x6b, 0x0a]));
+    const out = await read(ctx, { path: "latin1.txt" });
+    expect(out.content).toBe("     1| caf\u00e9\n     2| ok");
+    expect(out).toMatchObject({ encoding_source: "detected", encoding_warning: "uncertain" });
+  });
+
+  it("Latin-1 prose is decoded text, not binary", async () => {
     const prose = "Le caf\u00e9 est pr\u00eat; la f\u00eate commence \u00e0 midi.\n".repeat(40);
     await f.put("fr.txt", Buffer.from(prose, "latin1"));
     const out = await read(ctx, { path: "fr.txt", limit: 1 });
-    expect(out.content).toBe("     1| Le caf\ufffd est pr\ufffdt; la f\ufffdte commence \ufffd midi.");
-    expect(out).toMatchObject({ encoding_warning: "invalid_utf8", total_lines: 40 });
+    expect(out.content).toBe("     1| Le caf\u00e9 est pr\u00eat; la f\u00eate commence \u00e0 midi.");
+    expect(out).toMatchObject({ total_lines: 40, encoding_source: "detected" });
+    expect(["windows-1252", "iso-8859-1", "iso-8859-15"]).toContain(out.encoding);
   });
 
   it("high bytes and controls without NUL are binary (non_text_bytes)", async () => {

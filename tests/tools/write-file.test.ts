@@ -185,10 +185,12 @@ describe("write_file: encoding, BOM and line endings (C06, C07, C08, C10)", () =
     expect((data.warnings as string[]).some((w) => w.includes("BOM"))).toBe(false);
   });
 
-  test("C06: content holding U+FFFD over a file with invalid UTF-8 is refused (lossy rewrite)", async () => {
-    const legacy = hex("636f6e73742078203d20313b0a2f2f20636166e9206e6f74650a");
+  test.each([
+    ["UTF-8 text with a stray invalid byte", Buffer.concat([Buffer.from("const x = 1;\n// caf\u00e9 "), hex("e9"), Buffer.from(" note\n")]), "lossy_rewrite"],
+    ["C06 legacy.js (Latin-1 byte, encoding only guessed)", hex("636f6e73742078203d20313b0a2f2f20636166e9206e6f74650a"), "uncertain_encoding"],
+  ])("C06: content holding U+FFFD over %s is refused (%s)", async (_name, legacy, reason) => {
     await f.put("legacy.js", legacy);
-    expectError(await write({ path: "legacy.js", content: "const x = 2;\n// caf\ufffd note\n" }), "encoding_unsupported", { reason: "lossy_rewrite" });
+    expectError(await write({ path: "legacy.js", content: "const x = 2;\n// caf\ufffd note\n" }), "encoding_unsupported", { reason });
     expect((await fs.readFile(f.at("legacy.js"))).equals(legacy)).toBe(true);
     expect(ctx.savedBackups).toHaveLength(0);
   });

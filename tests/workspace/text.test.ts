@@ -31,9 +31,14 @@ function toolErrorOf(fn: () => unknown): ToolError {
 describe("profileText", () => {
   const cases: Array<{ name: string; bytes: Buffer; expected: Partial<TextProfile> }> = [
     {
-      name: "C06 legacy.js: Latin-1 byte in UTF-8",
+      name: "a stray byte in UTF-8 text stays UTF-8 (invalid)",
+      bytes: Buffer.concat([Buffer.from("const x = 1;\n// caf\u00e9 "), hex("e9"), Buffer.from(" note\n")]),
+      expected: { encoding: "utf-8", bom: false, binary: false, valid: false, eol: "lf", source: "fallback" },
+    },
+    {
+      name: "C06 legacy.js: a Latin-1 byte in ASCII text is a single-byte legacy encoding, guessed",
       bytes: hex("636f6e73742078203d20313b0a2f2f20636166e9206e6f74650a"),
-      expected: { encoding: "utf-8", bom: false, binary: false, valid: false, eol: "lf" },
+      expected: { bom: false, binary: false, valid: true, eol: "lf", source: "detected", sure: false },
     },
     {
       name: "C07 app.csproj: UTF-8 BOM + CRLF",
@@ -121,7 +126,7 @@ describe("decodeText and encodeText round-trip exactly", () => {
   });
 
   test.each([
-    ["invalid UTF-8", hex("636166e9"), "invalid_utf8"],
+    ["invalid UTF-8", hex("e4b8ad e9"), "invalid_utf8"],
     ["odd-length UTF-16", hex("FFFE 6800 69"), "utf16_odd_length"],
   ])("%s is refused with encoding_unsupported", (_name, bytes, reason) => {
     const err = toolErrorOf(() => decodeText(bytes));
@@ -141,7 +146,7 @@ describe("decodeText and encodeText round-trip exactly", () => {
   });
 
   test("decodeForDisplay shows invalid bytes as U+FFFD and never throws", () => {
-    expect(decodeForDisplay(hex("636166e90a"))).toBe("caf\ufffd\n");
+    expect(decodeForDisplay(hex("e4b8ad 636166e90a"))).toBe("\u4e2dcaf\ufffd\n");
     expect(decodeForDisplay(hex("FFFE 6800 69"))).toBe("h");
   });
 
@@ -174,17 +179,27 @@ describe("applyEol / stripLeadingBom", () => {
 });
 
 describe("editableText", () => {
-  test("C06: invalid UTF-8 is edited as bytes and nothing else changes", () => {
-    const bytes = hex("636f6e73742078203d20313b0a2f2f20636166e9206e6f74650a");
+  test("invalid UTF-8 in UTF-8 text is edited as bytes and nothing else changes", () => {
+    const line2 = Buffer.concat([Buffer.from("// caf\u00e9 "), hex("e9"), Buffer.from(" note\n")]);
+    const bytes = Buffer.concat([Buffer.from("const x = 1;\n"), line2]);
     const doc = editableText(bytes);
     expect(doc.byteMode).toBe(true);
     expect(doc.toBytes(doc.text).equals(bytes)).toBe(true);
-    const edited = doc.text.replace(doc.fromAgent("const x = 1;"), doc.fromAgent("const x = 2;"));
-    const out = doc.toBytes(edited);
-    expect(out.toString("hex")).toBe("636f6e73742078203d20323b0a2f2f20636166e9206e6f74650a");
+    const start = doc.text.indexOf(doc.fromAgent("const x = 1;"));
+    const out = doc.spliceBytes([{ start, end: start + 12, text: doc.fromAgent("const x = 2;") }]);
+    expect(out.equals(Buffer.concat([Buffer.from("const x = 2;\n"), line2]))).toBe(true);
     expect(out.includes(hex("efbfbd"))).toBe(false);
+    expect(doc.toDisplay(doc.text.split("\n")[1])).toBe("// caf\u00e9 \ufffd note");
+  });
+
+  test("C06: a Latin-1 byte in ASCII text is decoded, and an edit is spliced byte-exactly", () => {
+    const bytes = hex("636f6e73742078203d20313b0a2f2f20636166e9206e6f74650a");
+    const doc = editableText(bytes);
+    expect(doc.byteMode).toBe(false);
+    expect(doc.text).toBe("const x = 1;\n// caf\u00e9 note\n");
+    const out = doc.spliceBytes([{ start: 0, end: 12, text: "const x = 2;" }]);
+    expect(out.toString("hex")).toBe("636f6e73742078203d20323b0a2f2f20636166e9206e6f74650a");
     expect(sha256Hex(out)).toMatch(/^a587acad[0-9a-f]{48}3147e0c5$/);
-    expect(doc.toDisplay(doc.text.split("\n")[1])).toBe("// caf\ufffd note");
   });
 
   test("C06: an agent's non-ASCII text becomes its UTF-8 bytes in byte mode", () => {

@@ -1,14 +1,15 @@
 import { listPending } from "@/lib/approvals/queue";
 import { requireReviewer } from "@/lib/http/auth";
 import { json } from "@/lib/http/respond";
+import { guardDoor } from "@/lib/http/door";
 
 /**
  * GET /api/approvals — pending calls, oldest first, each with its exact arguments, the policy
  * verdict (decision, rule, parsed command parts) and, for writes, the target's sha256 and the
  * proposed unified diff. Reviewer auth. Response: `{ approvals: PendingCallView[] }`.
  */
-export async function GET(req: Request): Promise<Response> {
+export const GET = guardDoor(async function GET(req: Request): Promise<Response> {
   const auth = await requireReviewer(req, { mutation: false });
   if (!auth.ok) return auth.response;
   return json({ approvals: await listPending() });
-}
+});

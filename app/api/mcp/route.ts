@@ -1,4 +1,5 @@
 import { handleMcpRequest } from "@/lib/mcp/handle-request";
+import { guardDoor } from "@/lib/http/door";
 
 /**
  * /api/mcp — the MCP door (Streamable HTTP, stateless; see lib/mcp/handle-request.ts).
@@ -6,6 +7,7 @@ import { handleMcpRequest } from "@/lib/mcp/handle-request";
  * client's session (nothing to free: the audit Session stays); GET: 405 (no server-initiated stream).
  * Auth: `Authorization: Bearer <agent token>`.
  */
-export const GET = handleMcpRequest;
-export const POST = handleMcpRequest;
-export const DELETE = handleMcpRequest;
+const guarded = guardDoor(handleMcpRequest);
+export const GET = guarded;
+export const POST = guarded;
+export const DELETE = guarded;

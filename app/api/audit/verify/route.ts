@@ -1,13 +1,14 @@
 import { verifyChain } from "@/lib/audit/events";
 import { requireReviewer } from "@/lib/http/auth";
 import { json } from "@/lib/http/respond";
+import { guardDoor } from "@/lib/http/door";
 
 /**
  * GET /api/audit/verify — recomputes the event hash chain and reports the first broken link.
  * Reviewer auth. Response: `{ok, checked, broken: null | {seq, reason}}`.
  */
-export async function GET(req: Request): Promise<Response> {
+export const GET = guardDoor(async function GET(req: Request): Promise<Response> {
   const auth = await requireReviewer(req, { mutation: false });
   if (!auth.ok) return auth.response;
   return json(await verifyChain());
-}
+});

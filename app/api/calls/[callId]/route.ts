@@ -5,6 +5,7 @@ import { pendingEnvelope } from "@/lib/gateway/call-tool";
 import { bearerToken } from "@/lib/auth/tokens";
 import { requireAgent, requireReviewer } from "@/lib/http/auth";
 import { envelopeResponse, errorResponse } from "@/lib/http/respond";
+import { guardDoor } from "@/lib/http/door";
 
 /**
  * GET /api/calls/{id}[?wait=N] — the status of a call; long-polls up to N seconds (bounded by
@@ -13,7 +14,7 @@ import { envelopeResponse, errorResponse } from "@/lib/http/respond";
  * Response: once finished, the same envelope the tool call returned (same HTTP status) plus
  * `call` (tool, status, decision, timings); before that, 202 with `approval_pending` (601) and `call`.
  */
-export async function GET(req: Request, { params }: { params: Promise<{ callId: string }> }): Promise<Response> {
+export const GET = guardDoor(async function GET(req: Request, { params }: { params: Promise<{ callId: string }> }): Promise<Response> {
   const token = bearerToken(req.headers.get("authorization"));
   const auth = token?.startsWith("ar_agent_") ? await requireAgent(req) : await requireReviewer(req, { mutation: false });
   if (!auth.ok) return auth.response;
@@ -28,4 +29,4 @@ export async function GET(req: Request, { params }: { params: Promise<{ callId: 
     found = (await getCallWithResult(callId)) ?? found;
   }
   return envelopeResponse(found.envelope ?? pendingEnvelope(callId), {}, { call: found.summary });
-}
+});

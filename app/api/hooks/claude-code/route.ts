@@ -2,6 +2,7 @@ import { getConfig } from "@/lib/config";
 import { decideClaudeCodeHook, PreToolUsePayload } from "@/lib/hooks/claude-code";
 import { requireAgent } from "@/lib/http/auth";
 import { errorResponse, json, preferWaitMs, readJsonBody } from "@/lib/http/respond";
+import { guardDoor } from "@/lib/http/door";
 
 /**
  * POST /api/hooks/claude-code[?on_timeout=deny|ask] — decides a Claude Code PreToolUse call
@@ -13,7 +14,7 @@ import { errorResponse, json, preferWaitMs, readJsonBody } from "@/lib/http/resp
  * `hook_output` is what the hook prints; 400 invalid_arguments for a payload that is not a
  * PreToolUse event; 401 unauthorized.
  */
-export async function POST(req: Request): Promise<Response> {
+export const POST = guardDoor(async function POST(req: Request): Promise<Response> {
   const auth = await requireAgent(req);
   if (!auth.ok) return auth.response;
   const body = await readJsonBody(req);
@@ -29,4 +30,4 @@ export async function POST(req: Request): Promise<Response> {
   const waitMs = Math.min(preferWaitMs(req.headers.get("prefer")) ?? config.approvalWaitDefaultMs, config.approvalWaitMaxMs);
   const verdict = await decideClaudeCodeHook(auth.identity, payload.data, { waitMs, onTimeout, signal: req.signal });
   return json({ ok: true, ...verdict });
-}
+});

@@ -2,6 +2,7 @@ import { callTool } from "@/lib/gateway/call-tool";
 import { requireAgent } from "@/lib/http/auth";
 import { envelopeResponse, preferWaitMs, readJsonBody } from "@/lib/http/respond";
 import { getConfig } from "@/lib/config";
+import { guardDoor } from "@/lib/http/door";
 
 /**
  * POST /api/tools/{name} — one tool call.
@@ -12,7 +13,7 @@ import { getConfig } from "@/lib/config";
  * Response: the envelope `{ok, call_id, data}` / `{ok: false, call_id, error}`; HTTP status by
  * error name (lib/errors.ts); 202 + `Location` for `approval_pending`.
  */
-export async function POST(req: Request, { params }: { params: Promise<{ tool: string }> }): Promise<Response> {
+export const POST = guardDoor(async function POST(req: Request, { params }: { params: Promise<{ tool: string }> }): Promise<Response> {
   const auth = await requireAgent(req);
   if (!auth.ok) return auth.response;
   const body = await readJsonBody(req);
@@ -33,4 +34,4 @@ export async function POST(req: Request, { params }: { params: Promise<{ tool: s
     { waitMs, signal: req.signal },
   );
   return envelopeResponse(envelope, wait !== null ? { "preference-applied": `wait=${Math.round(waitMs / 1000)}` } : {});
-}
+});

@@ -3,6 +3,7 @@ import { approveCall } from "@/lib/approvals/queue";
 import { requireReviewer } from "@/lib/http/auth";
 import { envelopeResponse, errorResponse, json, readJsonBody } from "@/lib/http/respond";
 import { failure } from "@/lib/result";
+import { guardDoor } from "@/lib/http/door";
 
 const ApproveBody = z.object({ content: z.string().optional() }).strict();
 
@@ -13,7 +14,7 @@ const ApproveBody = z.object({ content: z.string().optional() }).strict();
  * result is the call's envelope; or an error envelope: 404 not_found, 409 conflict
  * (`detail.reason: "already_decided"`), 403 approval_expired, 400 invalid_arguments.
  */
-export async function POST(req: Request, { params }: { params: Promise<{ callId: string }> }): Promise<Response> {
+export const POST = guardDoor(async function POST(req: Request, { params }: { params: Promise<{ callId: string }> }): Promise<Response> {
   const auth = await requireReviewer(req, { mutation: true });
   if (!auth.ok) return auth.response;
   const body = await readJsonBody(req);
@@ -24,4 +25,4 @@ export async function POST(req: Request, { params }: { params: Promise<{ callId:
   const result = await approveCall(callId, auth.identity.login, parsed.data);
   if (!result.ok) return envelopeResponse(failure(callId, result.error));
   return json({ ok: true, call_id: callId, status: result.status, result: result.envelope });
-}
+});

@@ -3,6 +3,7 @@ import { rejectCall } from "@/lib/approvals/queue";
 import { requireReviewer } from "@/lib/http/auth";
 import { envelopeResponse, errorResponse, json, readJsonBody } from "@/lib/http/respond";
 import { failure } from "@/lib/result";
+import { guardDoor } from "@/lib/http/door";
 
 const RejectBody = z.object({ reason: z.string().max(2000).default("") }).strict();
 
@@ -12,7 +13,7 @@ const RejectBody = z.object({ reason: z.string().max(2000).default("") }).strict
  * Reviewer auth (+ CSRF for cookie sessions). Response: `{ok: true, status: "rejected", result}`
  * or an error envelope (404 not_found, 409 conflict already_decided).
  */
-export async function POST(req: Request, { params }: { params: Promise<{ callId: string }> }): Promise<Response> {
+export const POST = guardDoor(async function POST(req: Request, { params }: { params: Promise<{ callId: string }> }): Promise<Response> {
   const auth = await requireReviewer(req, { mutation: true });
   if (!auth.ok) return auth.response;
   const body = await readJsonBody(req);
@@ -23,4 +24,4 @@ export async function POST(req: Request, { params }: { params: Promise<{ callId:
   const result = await rejectCall(callId, auth.identity.login, parsed.data.reason);
   if (!result.ok) return envelopeResponse(failure(callId, result.error));
   return json({ ok: true, call_id: callId, status: result.status, result: result.envelope });
-}
+});
