@@ -421,7 +421,7 @@ describe("files that run later with the person's rights stay read-only", () => {
     it.each([
       `echo ../evil > .git/commondir`,
       `rm -f .git/commondir; echo ../evil > .git/commondir`,
-      `echo ../evil > .git/cd && mv .git/cd .git/commondir`,
+      `echo ../evil > /tmp/cd && mv -f /tmp/cd .git/commondir`,
       `echo '* filter=evil' >> .git/info/attributes`,
       `echo '* filter=evil' > .git/info/attributes.new && mv .git/info/attributes.new .git/info/attributes`,
       `mv .git/info .git/info-old; mkdir .git/info && echo '* filter=evil' > .git/info/attributes`,
