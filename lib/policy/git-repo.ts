@@ -112,11 +112,12 @@ export async function readGitConfig(file: string): Promise<ConfigEntry[] | null>
       ["config", "--file", file, "--no-includes", "--null", "--list"],
       {
         cwd: "/",
+        encoding: "utf8",
         timeout: 5000,
         maxBuffer: 4 * 1024 * 1024,
-        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent", LC_ALL: "C", GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", GIT_CEILING_DIRECTORIES: "/" },
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent", LC_ALL: "C", GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", GIT_CEILING_DIRECTORIES: "/" } as unknown as NodeJS.ProcessEnv,
       },
-      (err, stdout) => resolve(err ? null : parseNullList(stdout)),
+      (err: Error | null, stdout: string) => resolve(err ? null : parseNullList(stdout)),
     );
   });
   if (configCache.size > 500) configCache.clear();
