@@ -4,6 +4,7 @@ import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
 import { capDiff, diffFileBytes, diffTexts } from "@/lib/diff/unified";
 import { inPool, type ContentSource } from "@/lib/effects/apply";
+import { gitDanger } from "@/lib/effects/git-danger";
 import type { FileChangeRow } from "@/lib/effects/journal";
 import type { ChangeEntry, ChangeKind } from "@/lib/effects/read-change-set";
 import { SENSITIVE_PATHS } from "@/lib/policy/default-rules";
@@ -138,6 +139,8 @@ export async function stageEntries(input: {
   const bulky = { files: 0, bytes: 0, dirs: new Set<string>() };
   let deletions = 0;
   const sensitive = new Set<string>();
+  const changedPaths = new Set(input.entries.map((e) => e.path));
+  const gitDangers: string[] = [];
   // The file-system and backup work of each entry runs in parallel; the summary is assembled in order.
   const loaded: Array<{ row: FileChangeRow; diff: { diff: string; additions: number; deletions: number } | null }> = new Array(input.entries.length);
   await inPool(input.entries, async (e, seq) => {
@@ -170,6 +173,10 @@ export async function stageEntries(input: {
       row.afterSha = sha256Hex(after);
       row.size = after.length;
     }
+    const base = path.posix.basename(e.path);
+    const pointerText = after && after.length <= 4096 && (base === "commondir" || base === ".git" || base.endsWith("alternates")) ? after.toString("utf8") : null;
+    const danger = e.after && e.after.type !== "dir" ? gitDanger(e.path, pointerText, changedPaths) : null;
+    if (danger) gitDangers[seq] = danger;
     loaded[seq] = { row, diff: !bulk && (before || after) ? fileDiff(e.path, before, after, e) : null };
   });
   for (const [seq, e] of input.entries.entries()) {
@@ -217,6 +224,9 @@ export async function stageEntries(input: {
   const holdReasons: string[] = [];
   if (input.reviewEffects) holdReasons.push("a policy rule asks a reviewer to approve this command's effect (review_effects)");
   if (deletions > maxDeletions()) holdReasons.push(`deletes ${deletions} files (more than ${maxDeletions()})`);
+  const named = gitDangers.filter((d) => d !== undefined);
+  for (const d of named.slice(0, 5)) holdReasons.push(d);
+  if (named.length > 5) holdReasons.push(`and ${named.length - 5} more git files that can run code`);
   if (sensitive.size > 0) holdReasons.push(`changes ${[...sensitive].slice(0, 5).join(", ")}${sensitive.size > 5 ? ` and ${sensitive.size - 5} more` : ""} (sensitive, or runs later with your rights)`);
   const capped = capDiff(diffs.join(""), STORED_DIFF_MAX_CHARS);
   const summary: ChangesSummary = {

@@ -21,7 +21,8 @@ import { isInside } from "@/lib/workspace/fence";
  *   the repository it runs from, `/root`, `/home`, `/var`, `/srv`, `/mnt`, `/run`, `/sys` are
  *   absent (and hidden again if one of them lies inside a directory that is exposed);
  * - files that later run with the person's own rights stay read-only: `.git/hooks`,
- *   `.git/config`, a `.git` file (worktrees, submodules), plus the operator's list
+ *   `.git/config`, `.git/info`, `.git/worktrees`, `.git/modules`, an existing `.git/commondir`,
+ *   `.git/config.worktree` or alternates file, a `.git` file (worktrees, submodules), plus the operator's list
  *   (AGENT_REACH_SANDBOX_READONLY). One that does not exist yet is blocked at its first missing
  *   component (an empty read-only directory is mounted there for the duration of the command),
  *   so it cannot be created either; each directory between the workspace root and a protected
@@ -94,8 +95,24 @@ export interface BoxPlan {
 /** Directories of the host exposed read-only (the ones that exist). */
 export const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"] as const;
 
-/** Paths in the workspace that are always read-only inside the box. */
-export const BUILTIN_READONLY = [".git/hooks", ".git/config"] as const;
+/**
+ * Paths in the workspace that are always read-only inside the box: every place from which git
+ * later takes configuration or code to run with the person's rights. `hooks` and `config` run
+ * programs directly; `info` holds `attributes` (which name filter and diff drivers) and `exclude`;
+ * `worktrees` holds each linked worktree's `commondir`, `gitdir` and `config.worktree`; `modules`
+ * holds each submodule's own config and hooks. A missing one is blocked (an empty read-only
+ * directory), so `git worktree add` and a first `git submodule update` cannot run in the box.
+ */
+export const BUILTIN_READONLY = [".git/hooks", ".git/config", ".git/info", ".git/worktrees", ".git/modules"] as const;
+
+/**
+ * Files git reads when present that redirect it: `commondir` (git reads config, hooks and objects
+ * from the directory it names), `config.worktree` (more configuration), `objects/info/alternates`
+ * and `http-alternates` (objects from elsewhere). Read-only when they exist. A missing one cannot
+ * be blocked with a mount point (git refuses a directory named `commondir`), so creating one is
+ * left to the change-set hold and the policy's repository checks.
+ */
+export const BUILTIN_READONLY_IF_PRESENT = [".git/commondir", ".git/config.worktree", ".git/objects/info/alternates", ".git/objects/info/http-alternates"] as const;
 
 /** How long a scan of secret (not world-readable) system files is trusted before it is redone. */
 const MASK_MAX_AGE_MS = 10 * 60_000;
@@ -342,7 +359,8 @@ export async function prepareBox(spec: SandboxSpec): Promise<BoxPlan> {
   for (const p of hidden) if (isInside(ws, p) && p !== ws) hide(p);
   if (spec.home) args.push("--bind", spec.home, spec.home);
 
-  const readOnly = await protectedPaths(ws, [...BUILTIN_READONLY, ...(spec.readOnly ?? config.sandboxReadOnly)], {
+  const present = BUILTIN_READONLY_IF_PRESENT.filter((p) => fs.existsSync(path.join(spec.workspaceSource ?? ws, p)) || isSymlink(path.join(spec.workspaceSource ?? ws, p)));
+  const readOnly = await protectedPaths(ws, [...BUILTIN_READONLY, ...present, ...(spec.readOnly ?? config.sandboxReadOnly)], {
     sourceRoot: spec.workspaceSource ?? ws,
     mountpointRoot: spec.mountpointRoot ?? ws,
   });
@@ -486,6 +504,14 @@ async function protectedPaths(
       for (const dir of created) await releaseMountpoint(dir);
     },
   };
+}
+
+function isSymlink(p: string): boolean {
+  try {
+    return fs.lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 /** The part of a workspace-relative glob before its first wildcard segment (`a/b/*.yml` → `a/b`). */

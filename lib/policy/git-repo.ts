@@ -1,4 +1,5 @@
 import fs from "node:fs/promises";
+import { execFile } from "node:child_process";
 import path from "node:path";
 import { isInside } from "@/lib/workspace/fence";
 
@@ -11,7 +12,9 @@ import { isInside } from "@/lib/workspace/fence";
  * and a repository's configuration can make even `git status` run programs (`core.fsmonitor`,
  * `core.hooksPath`, `diff.external`, filters, aliases, `core.pager`…). So:
  * - the workspace's own repository (a `.git` directory at the workspace root) is the operator's
- *   and trusted;
+ *   and its `config` trusted, but only while nothing sends git elsewhere: a `commondir` file
+ *   (git would read the configuration of that directory instead) or a `config.worktree` with keys
+ *   that are not inert makes it untrusted too;
  * - any other repository inside the workspace (a nested clone, a planted bare repository, a
  *   `.git` file pointing elsewhere) is trusted only when its configuration holds nothing but keys
  *   known to be inert and no hooks are installed; otherwise git commands in it ask;
@@ -66,54 +69,122 @@ async function looksLikeGitDir(dir: string): Promise<boolean> {
   return head !== null && !head.isDirectory() && (await isDir(path.join(dir, "objects"))) && (await isDir(path.join(dir, "refs")));
 }
 
-/**
- * The keys of a git configuration file that are not inert, or null when the file cannot be read
- * as plain `[section "sub"]` / `key = value` lines (then the repository is not trusted).
- */
-export function riskyConfigKeys(text: string, workTreeCheck: (value: string) => boolean): string[] | null {
-  const risky: string[] = [];
-  let section: string | null = null;
-  const lines = text.replace(/\\\r?\n/g, " ").split(/\r?\n/);
-  for (const raw of lines) {
-    const line = raw.trim();
-    if (line === "" || line.startsWith("#") || line.startsWith(";")) continue;
-    const head = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\](.*)$/.exec(line);
-    if (head) {
-      const [, name, sub, rest] = head;
-      const dot = name.indexOf(".");
-      section = (dot === -1 ? name : name.slice(0, dot)).toLowerCase() + (sub !== undefined || dot !== -1 ? ".*" : "");
-      if (rest.trim() && !/^[#;]/.test(rest.trim())) return null; // `[core] key = v` on one line: not read here
-      continue;
-    }
-    const kv = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$/.exec(line);
-    if (!kv || section === null) return null;
-    const key = `${section}.${kv[1].toLowerCase()}`;
-    if (key === "core.worktree" && kv[2] !== undefined && workTreeCheck(kv[2].replace(/^"|"$/g, ""))) continue;
-    if (!INERT_KEYS.has(key)) risky.push(key);
-  }
-  return risky;
+/** One configuration entry as git reads it: the key (section and name lower case) and its value. */
+export interface ConfigEntry {
+  key: string;
+  value: string | null;
 }
 
-/** Why a repository's own files make it untrusted, or null when they do not. */
-async function untrustedBecause(gitDir: string, workTree: string, workspaceRoot: string): Promise<string | null> {
-  const insideWs = (v: string) => isInside(workspaceRoot, path.resolve(gitDir, v));
-  for (const name of ["config", "config.worktree"]) {
-    const text = await readText(path.join(gitDir, name));
-    if (text === null) continue;
-    const risky = riskyConfigKeys(text, insideWs);
-    if (risky === null) return `its ${name} cannot be read by the policy`;
-    if (risky.length) return `its configuration sets ${[...new Set(risky)].slice(0, 4).join(", ")}`;
+/**
+ * Parses the output of `git config --null --list`: each entry is `key\nvalue\0`, or `key\0` for
+ * a key given without `=` (git-config(1) "--null").
+ */
+export function parseNullList(out: string): ConfigEntry[] {
+  return out
+    .split("\0")
+    .filter((e) => e !== "")
+    .map((e) => {
+      const nl = e.indexOf("\n");
+      return nl === -1 ? { key: e, value: null } : { key: e.slice(0, nl), value: e.slice(nl + 1) };
+    });
+}
+
+/** Parsed configuration files, keyed by path, modification time and size. */
+const configCache: Map<string, ConfigEntry[] | null> = ((globalThis as { __agentReachGitConfigCache?: Map<string, ConfigEntry[] | null> }).__agentReachGitConfigCache ??= new Map());
+
+/**
+ * The entries of one git configuration file exactly as git reads it, asked of git itself
+ * (`git config --file F --no-includes --null --list`, with no system or global configuration):
+ * comment lines, continuation lines, quoting, escapes and case are then git's own. Includes are not
+ * followed (an `include.*` / `includeIf.*` key is itself reported, and is not inert).
+ * @returns the entries, `[]` when the file does not exist, or null when git cannot read it (then
+ * the repository is not trusted)
+ */
+export async function readGitConfig(file: string): Promise<ConfigEntry[] | null> {
+  const st = await fs.stat(file).catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? ("missing" as const) : null));
+  if (st === "missing") return [];
+  if (st === null || !st.isFile()) return null;
+  const cacheKey = `${file}\0${st.mtimeMs}\0${st.size}\0${st.ino}`;
+  if (configCache.has(cacheKey)) return configCache.get(cacheKey)!;
+  const entries = await new Promise<ConfigEntry[] | null>((resolve) => {
+    execFile(
+      "git",
+      ["config", "--file", file, "--no-includes", "--null", "--list"],
+      {
+        cwd: "/",
+        encoding: "utf8",
+        timeout: 5000,
+        maxBuffer: 4 * 1024 * 1024,
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent", LC_ALL: "C", GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", GIT_CEILING_DIRECTORIES: "/" } as unknown as NodeJS.ProcessEnv,
+      },
+      (err: Error | null, stdout: string) => resolve(err ? null : parseNullList(stdout)),
+    );
+  });
+  if (configCache.size > 500) configCache.clear();
+  configCache.set(cacheKey, entries);
+  return entries;
+}
+
+/** The key's pattern in INERT_KEYS: a subsection (anything between the first and last dot) becomes `*`. */
+function keyPattern(key: string): string {
+  const first = key.indexOf(".");
+  const last = key.lastIndexOf(".");
+  return first === last ? key : `${key.slice(0, first)}.*${key.slice(last)}`;
+}
+
+/**
+ * The keys among `entries` that are not inert (deduplicated, in order). `core.worktree` is inert
+ * when `workTreeCheck` accepts its value.
+ */
+export function riskyKeys(entries: ConfigEntry[], workTreeCheck: (value: string) => boolean): string[] {
+  const risky = new Set<string>();
+  for (const { key, value } of entries) {
+    const k = key.toLowerCase();
+    if (k === "core.worktree" && value !== null && workTreeCheck(value)) continue;
+    if (!INERT_KEYS.has(keyPattern(k))) risky.add(k);
   }
-  const commondir = await readText(path.join(gitDir, "commondir"));
-  if (commondir !== null) {
-    const common = path.resolve(gitDir, commondir.trim());
+  return [...risky];
+}
+
+/**
+ * The text of a pointer file git reads (`commondir`, a `.git` file's `gitdir:` line) as git
+ * reads it: trailing CR/LF removed, nothing else. Null when it is not exactly one line.
+ */
+function pointerValue(text: string): string | null {
+  const v = text.replace(/[\r\n]+$/, "");
+  return v === "" || /[\r\n]/.test(v) ? null : v;
+}
+
+/**
+ * Why a repository's own files make it untrusted, or null when they do not.
+ * @param configTrusted the configuration files of this directory are the operator's (the workspace
+ * root's own `.git`): their keys are not checked, but pointers to other directories still are
+ */
+async function untrustedBecause(gitDir: string, workTree: string, workspaceRoot: string, configTrusted = false, depth = 0): Promise<string | null> {
+  if (depth > 4) return "its common directory chain is too long";
+  const insideWs = (v: string) => isInside(workspaceRoot, path.resolve(gitDir, v));
+  for (const name of configTrusted ? ["config.worktree"] : ["config", "config.worktree"]) {
+    const entries = await readGitConfig(path.join(gitDir, name));
+    if (entries === null) return `its ${name} cannot be read by git`;
+    const risky = riskyKeys(entries, insideWs);
+    if (risky.length) return `its ${name} sets ${risky.slice(0, 4).join(", ")}`;
+  }
+  const commondirText = await readText(path.join(gitDir, "commondir"));
+  if (commondirText !== null) {
+    const value = pointerValue(commondirText);
+    if (value === null || value.trim() !== value) return `its commondir file (${JSON.stringify(commondirText.slice(0, 80))}) is not one plain path`;
+    const common = path.resolve(gitDir, value);
+    const rootGitDir = path.join(workspaceRoot, ".git");
+    if (configTrusted) return `its commondir makes git read its configuration from ${common}`;
     if (!isInside(workspaceRoot, common)) return `its common directory ${common} is outside the workspace`;
-    const why = await untrustedBecause(common, workTree, workspaceRoot);
+    const why = await untrustedBecause(common, workTree, workspaceRoot, common === rootGitDir, depth + 1);
     if (why) return why;
+  } else if ((await fs.lstat(path.join(gitDir, "commondir")).catch(() => null)) !== null) {
+    return "its commondir file cannot be read by the policy";
   }
   const hooks = await fs.readdir(path.join(gitDir, "hooks")).catch(() => [] as string[]);
   const installed = hooks.filter((h) => !h.endsWith(".sample"));
-  if (installed.length) return `it has hooks installed (${installed.slice(0, 3).join(", ")})`;
+  if (installed.length && !configTrusted) return `it has hooks installed (${installed.slice(0, 3).join(", ")})`;
   return null;
 }
 
@@ -128,17 +199,18 @@ export async function repositoryTrust(dir: string, workspaceRoot: string, env: R
   for (let d = dir; ; d = path.dirname(d)) {
     if (!isInside(workspaceRoot, d)) break;
     // Inside the root's own .git directory git uses that directory: the workspace's repository.
-    if (d === rootGitDir && (await isDir(d))) return { trusted: true, repo: workspaceRoot };
+    if (d === rootGitDir && (await isDir(d))) return rootTrust(workspaceRoot);
     const dotGit = path.join(d, ".git");
     const st = await fs.lstat(dotGit).catch(() => null);
     if (st) {
-      if (d === workspaceRoot && st.isDirectory()) return { trusted: true, repo: workspaceRoot };
+      if (d === workspaceRoot && st.isDirectory()) return rootTrust(workspaceRoot);
       let gitDir = dotGit;
       if (st.isSymbolicLink()) return { trusted: false, why: `git would use the repository at ${rel(dotGit)}, a symlink` };
       if (st.isFile()) {
         const text = (await readText(dotGit)) ?? "";
-        const m = /^gitdir:\s*(.+?)\s*$/m.exec(text);
-        if (!m) return { trusted: false, why: `git would read ${rel(dotGit)}, which the policy cannot follow` };
+        const line = pointerValue(text);
+        const m = line === null ? null : /^gitdir: (.+)$/.exec(line);
+        if (!m || m[1].trim() !== m[1]) return { trusted: false, why: `git would read ${rel(dotGit)}, which the policy cannot follow` };
         gitDir = path.resolve(d, m[1]);
         if (!isInside(workspaceRoot, gitDir)) return { trusted: false, why: `${rel(dotGit)} points to a repository outside the workspace (${gitDir})` };
       }
@@ -161,6 +233,16 @@ export async function repositoryTrust(dir: string, workspaceRoot: string, env: R
     }
   }
   return { trusted: true, repo: null };
+}
+
+/**
+ * The verdict on the workspace root's own `.git` directory: its `config` is the operator's, but
+ * nothing in it may send git elsewhere (a `commondir`) or add keys that run programs (a
+ * `config.worktree` with anything but inert keys).
+ */
+async function rootTrust(workspaceRoot: string): Promise<RepoTrust> {
+  const why = await untrustedBecause(path.join(workspaceRoot, ".git"), workspaceRoot, workspaceRoot, true);
+  return why ? { trusted: false, why: `the workspace's own repository is not as the operator left it: ${why}` } : { trusted: true, repo: workspaceRoot };
 }
 
 /**

@@ -377,6 +377,99 @@ describe("files that run later with the person's rights stay read-only", () => {
     fs.rmSync(other, { recursive: true, force: true });
   });
 
+  describe("every git file that names config or code to run later is read-only", () => {
+    let repo: string;
+    /** Every file and directory under .git except objects/refs/logs/index, with contents. */
+    const gitState = () => {
+      const out: string[] = [];
+      const walk = (d: string) => {
+        for (const e of fs.readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+          const p = path.join(d, e.name);
+          const rel = path.relative(repo, p);
+          if (/^\.git\/(objects\/(?!info)|refs|logs|index)/.test(rel)) continue;
+          if (e.isDirectory()) {
+            out.push(`${rel}/`);
+            walk(p);
+          } else out.push(`${rel}=${e.isSymbolicLink() ? `->${fs.readlinkSync(p)}` : fs.readFileSync(p, "utf8")}`);
+        }
+      };
+      walk(path.join(repo, ".git"));
+      return out;
+    };
+    beforeAll(() => {
+      repo = fs.mkdtempSync(path.join(base, "ar-sbx-git-"));
+      execFileSync("git", ["init", "-q"], { cwd: repo });
+      const g = (rel: string, text: string) => {
+        fs.mkdirSync(path.dirname(path.join(repo, ".git", rel)), { recursive: true });
+        fs.writeFileSync(path.join(repo, ".git", rel), text);
+      };
+      g("commondir", ".\n"); // present: read-only (a missing one is left to the change-set hold)
+      g("info/attributes", "*.txt text\n");
+      g("worktrees/w1/commondir", "../..\n");
+      g("worktrees/w1/gitdir", `${repo}/w1/.git\n`);
+      g("worktrees/w1/config.worktree", "[core]\n\tbare = false\n");
+      g("modules/m/config", "[core]\n\tbare = false\n");
+      g("modules/m/hooks/README", "x\n");
+      g("config.worktree", "[core]\n\tbare = false\n");
+      g("objects/info/alternates", "");
+      g("objects/info/http-alternates", "");
+    });
+    afterAll(() => fs.rmSync(repo, { recursive: true, force: true }));
+    const inRepo = (command: string) =>
+      runCommand({ command, cwd: repo, timeoutMs: 10_000, maxOutputChars: 5000, env: { PATH: "/usr/bin:/bin", HOME: home }, sandbox: { workspaceRoot: repo, home, network: false } });
+
+    it.each([
+      `echo ../evil > .git/commondir`,
+      `rm -f .git/commondir; echo ../evil > .git/commondir`,
+      `echo ../evil > /tmp/cd && mv -f /tmp/cd .git/commondir`,
+      `echo '* filter=evil' >> .git/info/attributes`,
+      `echo '* filter=evil' > .git/info/attributes.new && mv .git/info/attributes.new .git/info/attributes`,
+      `mv .git/info .git/info-old; mkdir .git/info && echo '* filter=evil' > .git/info/attributes`,
+      `rm -rf .git/info`,
+      `echo x > .git/info/sparse-checkout`,
+      `echo /tmp/evil > .git/worktrees/w1/commondir`,
+      `echo 'gitdir: /tmp/x' > .git/worktrees/w1/gitdir`,
+      `printf '[core]\\n\\tfsmonitor = evil\\n' >> .git/worktrees/w1/config.worktree`,
+      `mkdir .git/worktrees/w2 && echo ../evil > .git/worktrees/w2/commondir`,
+      `mv .git/worktrees .git/wt-old; mkdir -p .git/worktrees/w1 && echo ../evil > .git/worktrees/w1/commondir`,
+      `printf '[core]\\n\\tfsmonitor = evil\\n' >> .git/modules/m/config`,
+      `echo evil > .git/modules/m/hooks/pre-commit`,
+      `mkdir -p .git/modules/n/hooks && echo evil > .git/modules/n/hooks/post-checkout`,
+      `mv .git/modules .git/modules-old`,
+      `printf '[core]\\n\\tfsmonitor = evil\\n' >> .git/config.worktree`,
+      `rm -f .git/config.worktree; echo evil > .git/config.worktree`,
+      `mv .git/config.worktree .git/cw-old`,
+      `echo /tmp/objects > .git/objects/info/alternates`,
+      `echo http://x > .git/objects/info/http-alternates`,
+      `mv .git/objects/info .git/objects/info-old`,
+      `mv .git/objects .git/objects-old && mkdir -p .git/objects/info && echo /tmp > .git/objects/info/alternates`,
+      `mv .git .git-moved && mkdir -p .git/info && echo evil > .git/info/attributes`,
+    ])("refused: %s", async (command) => {
+      const before = gitState();
+      await inRepo(command);
+      expect(gitState()).toEqual(before);
+      expect(fs.existsSync(path.join(repo, ".git-moved"))).toBe(false);
+    });
+
+    it("missing info, worktrees and modules directories cannot be created, and nothing is left behind", async () => {
+      const other = fs.mkdtempSync(path.join(base, "ar-sbx-ws3-"));
+      execFileSync("git", ["init", "-q"], { cwd: other });
+      fs.rmSync(path.join(other, ".git", "info"), { recursive: true, force: true });
+      const r = await runCommand({
+        command: "mkdir -p .git/info .git/worktrees/x .git/modules/m; echo '* filter=evil' > .git/info/attributes; echo ../e > .git/worktrees/x/commondir; echo x > .git/modules/m/config; git status --short >/dev/null && echo git-ok",
+        cwd: other,
+        timeoutMs: 10_000,
+        maxOutputChars: 5000,
+        env: { PATH: "/usr/bin:/bin", HOME: home },
+        sandbox: { workspaceRoot: other, home, network: false },
+      });
+      expect(r.stdout + r.stderr).toMatch(/Read-only file system/);
+      expect(r.stdout).toMatch(/git-ok/);
+      for (const d of ["info", "worktrees", "modules"]) expect(fs.existsSync(path.join(other, ".git", d)), d).toBe(false);
+      fs.rmSync(other, { recursive: true, force: true });
+    });
+  });
+
   it("the operator's list is read-only too (a glob protects its literal prefix), missing or not", async () => {
     fs.mkdirSync(path.join(ws, ".github", "workflows"), { recursive: true });
     fs.writeFileSync(path.join(ws, ".github", "workflows", "ci.yml"), "on: push\n");

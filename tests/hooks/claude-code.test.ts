@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -195,5 +196,33 @@ describe("Claude Code PreToolUse hook", () => {
     const { output } = await hook(input("write"), [], env as Record<string, string>);
     expect(decisionOf(output).permissionDecision).toBe("deny");
     expect(decisionOf(output).permissionDecisionReason).toMatch(reason);
+  });
+
+  it("asks for git in a repository whose config git would read from a planted place (commondir, a .git file, comment continuations)", async () => {
+    const ws = server.workspace;
+    const gitRun = (...args: string[]) => execFileSync("git", args, { cwd: ws, stdio: "pipe", env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: ws } });
+    if (!fs.existsSync(path.join(ws, ".git"))) gitRun("init", "-q");
+    const bash = (command: string) => payload("bash-git-status", (p) => (p.tool_input.command = command));
+    const decide = async (command: string) => decisionOf((await hook(bash(command), ["--wait", "1", "--on-timeout", "ask"])).output).permissionDecision;
+    expect(await decide("git status")).toBe("allow");
+    const plant = (dir: string, config: string) => {
+      fs.mkdirSync(path.join(ws, dir, "objects"), { recursive: true });
+      fs.mkdirSync(path.join(ws, dir, "refs"), { recursive: true });
+      fs.writeFileSync(path.join(ws, dir, "HEAD"), "ref: refs/heads/main\n");
+      fs.writeFileSync(path.join(ws, dir, "config"), config);
+    };
+    plant("evil3", "[core]\n\trepositoryformatversion = 0\n# keep in sync with upstream \\\n\tfsmonitor = \"touch /tmp/ar-hook-never; false\"\n");
+    fs.mkdirSync(path.join(ws, "sub3"), { recursive: true });
+    fs.writeFileSync(path.join(ws, "sub3/.git"), "gitdir: ../evil3\n");
+    expect(await decide("git -C sub3 status")).toBe("ask");
+    plant("evil", "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = \"touch /tmp/ar-hook-never; false\"\n");
+    fs.writeFileSync(path.join(ws, ".git/commondir"), "../evil\n");
+    try {
+      expect(await decide("git status")).toBe("ask");
+      expect(await decide("git log -1")).toBe("ask");
+    } finally {
+      fs.rmSync(path.join(ws, ".git/commondir"));
+    }
+    expect(await decide("git status")).toBe("allow");
   });
 });

@@ -1,0 +1,114 @@
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { useFreshDatabase } from "@/tests/helpers/test-db";
+import { getConfig } from "@/lib/config";
+import { db } from "@/lib/db";
+import { backupStoreFor } from "@/lib/backups/store";
+import { currentWorkspace } from "@/lib/gateway/workspace";
+import { runCommand } from "@/lib/exec/run-command";
+import { runWithEffects } from "@/lib/effects/command-effects";
+import { gitDanger } from "@/lib/effects/git-danger";
+import type { ToolContext, Workspace } from "@/lib/tools/define-tool";
+import { treeHash } from "@/tests/effects/tree-hash";
+import { execFileSync } from "node:child_process";
+
+/**
+ * A change set that touches any file through which git finds configuration or code to run is held,
+ * with a reason that names the danger (real overlay capture, real SQLite, real bash).
+ */
+
+let ws: Workspace;
+beforeAll(async () => {
+  await useFreshDatabase();
+  ws = await currentWorkspace();
+});
+
+let n = 0;
+async function run(command: string, opts: { reviewEffects?: boolean } = {}) {
+  const callId = `call_fx_${++n}_${crypto.randomBytes(3).toString("hex")}`;
+  const ctx: ToolContext = {
+    callId,
+    workspace: ws,
+    config: getConfig(),
+    signal: new AbortController().signal,
+    note: () => {},
+    backups: backupStoreFor(ws.id, callId),
+    ...(opts.reviewEffects && { ruleOptions: { review_effects: true } }),
+  };
+  const fx = await runWithEffects(ctx, {
+    command,
+    cwdAbs: ws.root,
+    commandData: { command, cwd: "." },
+    run: (_capture, line) => runCommand({ command: line, cwd: ws.root, timeoutMs: 30_000, maxOutputChars: 10_000, env: { PATH: "/usr/bin:/bin" } }),
+  });
+  return { callId, ...fx };
+}
+
+const put = (rel: string, content: string | Buffer, mode = 0o644) => {
+  const abs = path.join(ws.root, rel);
+  fs.mkdirSync(path.dirname(abs), { recursive: true });
+  fs.writeFileSync(abs, content);
+  fs.chmodSync(abs, mode);
+};
+const read = (rel: string) => fs.readFileSync(path.join(ws.root, rel), "utf8");
+
+beforeEach(() => {
+  for (const name of fs.readdirSync(ws.root)) fs.rmSync(path.join(ws.root, name), { recursive: true, force: true });
+});
+
+describe("gitDanger names each git file that can run code", () => {
+  const none = new Set<string>();
+  it.each([
+    [".git/commondir", "../evil\n", /makes git read its config and hooks from "\.\.\/evil" \(runs code when anyone runs git\)/],
+    [".git/worktrees/w/commondir", "/tmp/x", /makes git read its config/],
+    [".git/worktrees/w/gitdir", null, /redirects a linked worktree/],
+    [".git/config", null, /changes git's configuration/],
+    [".git/config.worktree", null, /changes git's configuration/],
+    [".git/worktrees/w/config.worktree", null, /changes git's configuration/],
+    [".git/modules/m/config", null, /changes git's configuration/],
+    [".git/modules/a/modules/b/config", null, /changes git's configuration/],
+    [".git/hooks/pre-commit", null, /installs a git hook/],
+    [".git/modules/m/hooks/post-checkout", null, /installs a git hook/],
+    [".git/info/attributes", null, /filters or diff drivers/],
+    [".git/objects/info/alternates", "/tmp/o\n", /read objects from "\/tmp\/o"/],
+    [".git/objects/info/http-alternates", null, /read objects from/],
+    ["sub3/.git", "gitdir: ../evil3\n", /names the repository git uses in sub3\/ \("gitdir: \.\.\/evil3"\)/],
+    [".git", "gitdir: /tmp/x\n", /names the repository git uses/],
+    ["vendor/lib/.git/config", null, /changes git's configuration/],
+  ] as const)("%s", (rel, text, want) => {
+    expect(gitDanger(rel, text, none)).toMatch(want);
+  });
+  it("a config beside a HEAD created in the same change set is a planted repository; otherwise not", () => {
+    expect(gitDanger("evil/config", null, new Set(["evil/HEAD", "evil/config"]))).toMatch(/repository planted at evil\//);
+    expect(gitDanger("evil/commondir", "x", new Set(["evil/HEAD"]))).toMatch(/repository planted/);
+    expect(gitDanger("app/config", null, new Set(["app/config"]))).toBeNull();
+    expect(gitDanger("src/index.ts", null, none)).toBeNull();
+    expect(gitDanger(".git/index", null, none)).toBeNull();
+    expect(gitDanger(".git/refs/heads/main", null, none)).toBeNull();
+  });
+});
+
+describe("a command that plants git configuration is held with the danger named", () => {
+  beforeEach(() => {
+    execFileSync("git", ["init", "-q"], { cwd: ws.root });
+  });
+  it.each([
+    ["a commondir naming a planted repository", `mkdir -p evil && cp -r .git/objects .git/refs .git/HEAD evil/ && printf "[core]\\n\\tfsmonitor = x\\n" > evil/config && echo ../evil > .git/commondir`, [/\.git\/commondir makes git read its config and hooks from "\.\.\/evil"/, /evil\/config is the config of a repository planted at evil\//]],
+    ["a .git file pointing to a planted repository", `mkdir -p evil3 sub3 && cp -r .git/objects .git/refs .git/HEAD evil3/ && printf "[core]\\n# x \\\\\\n\\tfsmonitor = x\\n" > evil3/config && echo "gitdir: ../evil3" > sub3/.git`, [/sub3\/\.git names the repository git uses/, /evil3\/config is the config of a repository planted/]],
+    ["config.worktree", `printf "[core]\\n\\tfsmonitor = x\\n" > .git/config.worktree`, [/\.git\/config\.worktree changes git's configuration/]],
+    ["info/attributes", `echo "* filter=x" > .git/info/attributes`, [/filters or diff drivers/]],
+    ["a worktree's commondir", `mkdir -p .git/worktrees/w && echo /tmp/e > .git/worktrees/w/commondir`, [/worktrees\/w\/commondir makes git read its config and hooks from "\/tmp\/e"/]],
+    ["a submodule's hook", `mkdir -p .git/modules/m/hooks && echo x > .git/modules/m/hooks/pre-commit`, [/installs a git hook/]],
+    ["alternates", `echo /tmp/o > .git/objects/info/alternates`, [/read objects from "\/tmp\/o"/]],
+  ])("%s", async (_name, command, wants) => {
+    const before = treeHash(ws.root);
+    // No call row exists here, so holding fails after the journal is written; the workspace is untouched either way.
+    await expect(run(command)).rejects.toThrow(/left "running"/);
+    expect(treeHash(ws.root)).toBe(before);
+    const set = await db().changeSet.findFirst({ where: { status: "held" }, orderBy: { createdAt: "desc" } });
+    const reasons: string[] = JSON.parse(set!.summaryJson).hold_reasons;
+    for (const want of wants) expect(reasons.join("\n")).toMatch(want);
+  });
+});
