@@ -288,7 +288,7 @@ export async function runCall(call: AllowedCall): Promise<Envelope> {
     actor: "system",
     eventData: { host: getConfig().hostId },
     decision: verdict.decision,
-    decisionJson: decisionColumn.encode(verdict),
+    decisionJson: decisionColumn.encode(redactValue(verdict)), // as stored for every decision: the gateway's own secrets never in clear
     ...notesToColumns(notes),
     startedAt: new Date(),
   });
