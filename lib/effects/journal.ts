@@ -1,4 +1,4 @@
-import { db } from "@/lib/db";
+import { db, dbProvider } from "@/lib/db";
 import type { ChangeKind, EntryType } from "@/lib/effects/read-change-set";
 
 /**
@@ -30,7 +30,7 @@ export interface FileChangeRow {
   bulky: boolean;
 }
 
-/** Writes (or replaces) a call's change set and its rows, in one transaction. */
+/** Writes (or replaces) a call's change set and its rows (rows first, then the journal state). */
 export async function writeChangeSet(input: {
   callId: string;
   workspaceId: string;
@@ -47,13 +47,11 @@ export async function writeChangeSet(input: {
     summaryJson: JSON.stringify(input.summary),
     resultJson: input.result === undefined ? null : JSON.stringify(input.result),
   };
-  await db().$transaction(async (tx) => {
-    await tx.fileChange.deleteMany({ where: { callId: input.callId } });
-    for (let i = 0; i < input.rows.length; i += 1000) {
-      await tx.fileChange.createMany({ data: input.rows.slice(i, i + 1000).map((r) => ({ ...r, callId: input.callId })) });
-    }
-    await tx.changeSet.upsert({ where: { callId: input.callId }, create: { callId: input.callId, ...data }, update: data });
-  });
+  // The rows first, the ChangeSet row last: only a complete set of rows ever has a journal
+  // state, so a crash in between leaves rows nobody acts on and the workspace untouched.
+  await db().fileChange.deleteMany({ where: { callId: input.callId } });
+  for (let i = 0; i < input.rows.length; i += INSERT_BATCH) await insertRows(input.callId, input.rows.slice(i, i + INSERT_BATCH));
+  await db().changeSet.upsert({ where: { callId: input.callId }, create: { callId: input.callId, ...data }, update: data });
 }
 
 /** Moves a change set from one of `from` to `to` (conditional). @returns true when this caller moved it. */
@@ -88,4 +86,24 @@ export async function readRows(callId: string): Promise<FileChangeRow[]> {
     size: r.size,
     bulky: r.bulky,
   }));
+}
+
+/** Rows per INSERT statement (14 values each, below SQLite's 32,766 variables). */
+const INSERT_BATCH = 1000;
+const COLUMNS = ["callId", "seq", "path", "kind", "beforeType", "beforeSha", "beforeMode", "beforeLink", "afterType", "afterSha", "afterMode", "afterLink", "size", "bulky"] as const;
+
+/**
+ * One multi-row INSERT of FileChange rows: a change set can hold tens of thousands of paths, and
+ * the client's createMany is far slower here than a single statement.
+ */
+async function insertRows(callId: string, rows: FileChangeRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const pg = dbProvider() === "postgresql";
+  const values: unknown[] = [];
+  const tuples = rows.map((r) => {
+    const start = values.length;
+    values.push(callId, r.seq, r.path, r.kind, r.beforeType, r.beforeSha, r.beforeMode, r.beforeLink, r.afterType, r.afterSha, r.afterMode, r.afterLink, r.size, pg ? r.bulky : r.bulky ? 1 : 0);
+    return `(${COLUMNS.map((_, j) => (pg ? `$${start + j + 1}` : "?")).join(", ")})`;
+  });
+  await db().$executeRawUnsafe(`INSERT INTO "FileChange" (${COLUMNS.map((c) => `"${c}"`).join(", ")}) VALUES ${tuples.join(", ")}`, ...values);
 }

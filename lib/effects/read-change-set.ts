@@ -178,11 +178,15 @@ function stateOf(st: Stats, link?: string): EntryState {
 
 async function walk(upper: string, root: string, rel: string, opaque: Set<string>, out: ReadResult): Promise<void> {
   const dirents = await fs.readdir(path.join(upper, rel));
-  for (const name of dirents) {
+  // Both layers' entries are looked up in parallel (file-system latency, not CPU, is the cost).
+  const stats = await statAll(dirents, (name) => {
     const p = rel ? `${rel}/${name}` : name;
-    const up = await fs.lstat(path.join(upper, p));
+    return Promise.all([fs.lstat(path.join(upper, p)), lstatOrNull(path.join(root, p))]);
+  });
+  for (const [i, name] of dirents.entries()) {
+    const p = rel ? `${rel}/${name}` : name;
+    const [up, low] = stats[i];
     const lowAbs = path.join(root, p);
-    const low = await lstatOrNull(lowAbs);
     if (isWhiteout(up)) {
       if (low) await deleteLower(root, p, low, out);
       continue;
@@ -229,10 +233,12 @@ async function walk(upper: string, root: string, rel: string, opaque: Set<string
 
 /** Everything below a directory the command created (no lower counterpart). */
 async function walkCreated(upper: string, rel: string, out: ReadResult): Promise<void> {
-  for (const name of await fs.readdir(path.join(upper, rel))) {
+  const names = await fs.readdir(path.join(upper, rel));
+  const stats = await statAll(names, (name) => fs.lstat(path.join(upper, `${rel}/${name}`)));
+  for (const [i, name] of names.entries()) {
     const p = `${rel}/${name}`;
     const abs = path.join(upper, p);
-    const st = await fs.lstat(abs);
+    const st = stats[i];
     if (isWhiteout(st)) continue;
     if (st.isDirectory()) {
       out.entries.push({ path: p, kind: "dir_created", before: null, after: stateOf(st) });
@@ -272,6 +278,20 @@ async function deleteHiddenBelow(upper: string, root: string, rel: string, out: 
     const st = await lstatOrNull(path.join(root, p));
     if (st) await deleteLower(root, p, st, out);
   }
+}
+
+/** `fn` over every name with at most 16 in flight; results in input order. */
+async function statAll<T>(names: string[], fn: (name: string) => Promise<T>): Promise<T[]> {
+  const out: T[] = new Array(names.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < names.length) {
+      const i = next++;
+      out[i] = await fn(names[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(16, names.length) }, worker));
+  return out;
 }
 
 async function lstatOrNull(p: string): Promise<Stats | null> {

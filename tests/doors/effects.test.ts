@@ -69,7 +69,7 @@ describe("run_command changes, through the HTTP door", () => {
     expect(undo.ok).toBe(true);
     expect(undo.data.changes).toMatchObject({ modified: 1 });
     expect(hash()).toBe(before);
-  });
+  }, 300_000);
 
   it("a Python script writing three files: three created, reverted to nothing", async () => {
     const before = hash();
@@ -81,7 +81,7 @@ for n in ('a','b','c'): pathlib.Path('gen').mkdir(exist_ok=True); pathlib.Path('
     expect((await revert(env.call_id)).ok).toBe(true);
     expect(fs.existsSync(ws("gen"))).toBe(false);
     expect(hash()).toBe(before);
-  });
+  }, 300_000);
 
   it("rm: one deleted (with its mode); revert restores bytes and mode", async () => {
     put("run.sh", "#!/bin/sh\necho hi\n", 0o750);
@@ -92,7 +92,7 @@ for n in ('a','b','c'): pathlib.Path('gen').mkdir(exist_ok=True); pathlib.Path('
     expect((await revert(env.call_id)).ok).toBe(true);
     expect(fs.statSync(ws("run.sh")).mode & 0o7777).toBe(0o750);
     expect(hash()).toBe(before);
-  });
+  }, 300_000);
 
   it("mv: a delete and a create; revert moves it back", async () => {
     put("docs/old-name.md", "# Title\n");
@@ -102,7 +102,7 @@ for n in ('a','b','c'): pathlib.Path('gen').mkdir(exist_ok=True); pathlib.Path('
     expect(fs.readFileSync(ws("docs/new-name.md"), "utf8")).toBe("# Title\n");
     expect((await revert(env.call_id)).ok).toBe(true);
     expect(hash()).toBe(before);
-  });
+  }, 300_000);
 
   it("a formatter touching 50 files: 50 modified, one revert undoes them all", async () => {
     for (let i = 0; i < 50; i++) put(`src/m${String(i).padStart(2, "0")}.js`, `function f${i}(){return ${i}}\n`);
@@ -113,7 +113,7 @@ for n in ('a','b','c'): pathlib.Path('gen').mkdir(exist_ok=True); pathlib.Path('
     const undo = await revert(env.call_id);
     expect(undo.data.changes).toMatchObject({ modified: 50 });
     expect(hash()).toBe(before);
-  });
+  }, 300_000);
 
   it("revert_call refuses with 605 when a file changed since, and changes nothing", async () => {
     put("x.txt", "one\n");
@@ -124,7 +124,7 @@ for n in ('a','b','c'): pathlib.Path('gen').mkdir(exist_ok=True); pathlib.Path('
     expect(undo.error).toMatchObject({ code: 605, name: "conflict" });
     expect(undo.error.detail.conflicts).toEqual([expect.objectContaining({ path: "x.txt" })]);
     expect(fs.readFileSync(ws("x.txt"), "utf8")).toBe("three\n");
-  });
+  }, 300_000);
 
   it("a command deleting 200 files is held: output at once, workspace untouched, applied on approval, revertible", async () => {
     for (let i = 0; i < 200; i++) put(`cache/e${i}.json`, `{"i":${i}}\n`);
@@ -146,7 +146,7 @@ for n in ('a','b','c'): pathlib.Path('gen').mkdir(exist_ok=True); pathlib.Path('
     expect(got.body.data.result.data.changes.status).toBe("applied");
     expect((await revert(env.call_id)).ok).toBe(true);
     expect(hash()).toBe(before);
-  });
+  }, 300_000);
 
   it("a change to .git/hooks is refused by the box or held; a CI workflow change is held and rejecting discards it", async () => {
     put(".git/hooks/pre-commit.sample", "#!/bin/sh\n");
@@ -175,7 +175,7 @@ for n in ('a','b','c'): pathlib.Path('gen').mkdir(exist_ok=True); pathlib.Path('
     expect(fs.existsSync(ws(".github"))).toBe(false);
     expect(hash()).toBe(before);
     expect(fs.existsSync(path.join(server.dataDir, "effects", env.call_id))).toBe(false);
-  });
+  }, 300_000);
 
   it("held changes whose files changed meanwhile are not applied on approval (605)", async () => {
     for (let i = 0; i < 60; i++) put(`tmpdata/t${i}.txt`, `${i}\n`);
@@ -187,7 +187,7 @@ for n in ('a','b','c'): pathlib.Path('gen').mkdir(exist_ok=True); pathlib.Path('
     expect(approved.body.result.error.code).toBe(605);
     expect(approved.body.result.error.detail.conflicts).toEqual([expect.objectContaining({ path: "tmpdata/t3.txt" })]);
     expect(fs.readdirSync(ws("tmpdata"))).toHaveLength(60);
-  });
+  }, 300_000);
 });
 
 describe("session rewind", () => {
@@ -218,7 +218,7 @@ describe("session rewind", () => {
     expect(hash()).toBe(start);
     const [row] = await sql<{ tool: string; status: string; reviewer: string }>(server.databaseUrl, `SELECT tool, status, reviewer FROM "ToolCall" WHERE id = $1`, [res.body.call_id]);
     expect(row).toEqual({ tool: "rewind_session", status: "succeeded", reviewer: expect.any(String) });
-  });
+  }, 300_000);
 
   it("a rewind with a conflict changes nothing and lists it; unknown sessions are 404", async () => {
     const S = `${SESSION}-b`;
@@ -234,5 +234,5 @@ describe("session rewind", () => {
     expect(missing.status).toBe(404);
     const noAuth = await fetch(`${server.url}/api/sessions/${S}/rewind`, { method: "POST", headers: { authorization: `Bearer ${server.agentToken}`, "content-type": "application/json" }, body: JSON.stringify({ before_call_id: first.call_id }) });
     expect([401, 403]).toContain(noAuth.status);
-  });
+  }, 300_000);
 });

@@ -57,7 +57,7 @@ describe("file changes in the dashboard", () => {
     await page.locator('[data-testid="revert-call"] [role="status"]').waitFor();
     expect(fs.readFileSync(path.join(server.workspace, "src/api.py"), "utf8")).toContain("TIMEOUT = 30");
     expect(fs.existsSync(path.join(server.workspace, "src/VERSION"))).toBe(false);
-  });
+  }, 300_000);
 
   it("a held change set in the approvals inbox, approved as an effect", async () => {
     const env = await agentCall("run_command", { command: "rm -f src/fixture_*.json && echo cleaned" });
@@ -70,7 +70,7 @@ describe("file changes in the dashboard", () => {
     const decided = await server.reviewer("POST", `/api/approvals/${env.call_id}/approve`, {});
     expect(decided.body.result.data.changes.status).toBe("applied");
     expect(fs.readdirSync(path.join(server.workspace, "src")).filter((n) => n.endsWith(".json"))).toEqual([]);
-  });
+  }, 300_000);
 
   it("a session rewind: the combined diff, then the rewind", async () => {
     const first = await agentCall("write_file", { path: "src/api.py", content: "# rewritten by the agent\n" });
@@ -86,5 +86,5 @@ describe("file changes in the dashboard", () => {
     await page.locator('[data-testid="rewind-form"] [role="status"]').waitFor();
     expect(fs.readFileSync(path.join(server.workspace, "src/api.py"), "utf8")).toContain("TIMEOUT = 30");
     expect(fs.existsSync(path.join(server.workspace, "src/new_module.py"))).toBe(false);
-  });
+  }, 300_000);
 });

@@ -21,7 +21,9 @@ afterAll(async () => {
 
 describe("a gateway killed mid-apply", () => {
   it("finishes or rolls back the apply at restart, and the record says which", async () => {
-    server = await startTestServer();
+    // The same host id across the restart: recovery finishes the applies this host left behind.
+    const env = { AGENT_REACH_HOST_ID: `crash-${crypto.randomBytes(3).toString("hex")}` };
+    server = await startTestServer({ env });
     const { workspace, dataDir, databaseUrl } = server;
     await sql(
       databaseUrl,
@@ -53,7 +55,7 @@ pathlib.Path('existing.txt').write_text('after\\n')`;
     const partial = fs.existsSync(outDir) ? fs.readdirSync(outDir).length : 0;
     console.log(`killed with ${partial} of ${FILES} files applied`);
 
-    server = await startTestServer({ workspace, dataDir, databaseUrl });
+    server = await startTestServer({ workspace, dataDir, databaseUrl, env });
     const [row] = await sql<{ status: string; resultJson: string }>(databaseUrl, `SELECT status, "resultJson" FROM "ToolCall" WHERE id = $1`, [callId]);
     const [set] = await sql<{ status: string; recovery: string }>(databaseUrl, `SELECT status, recovery FROM "ChangeSet" WHERE "callId" = $1`, [callId]);
     const result = JSON.parse(row.resultJson);
@@ -78,6 +80,5 @@ pathlib.Path('existing.txt').write_text('after\\n')`;
     // The agent learns the outcome through get_call.
     const got = await server.call("get_call", { call_id: callId });
     expect(got.body.data.status).toBe(row.status);
-    void crypto;
   }, 1_500_000);
 });
