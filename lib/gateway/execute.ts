@@ -4,7 +4,7 @@ import { redactServerSecretsValue, redactValue } from "@/lib/redact";
 import { failure, success, type Envelope } from "@/lib/result";
 import { finishCall } from "@/lib/audit/calls";
 import { backupStoreFor } from "@/lib/backups/store";
-import { callRuleOptions } from "@/lib/gateway/rules";
+import { callRuleOptions, loadRules } from "@/lib/gateway/rules";
 import type { RuleOptions } from "@/lib/policy/types";
 import type { AuditNotes, ToolContext, ToolDefinition, Workspace } from "@/lib/tools/define-tool";
 
@@ -53,6 +53,7 @@ export async function executeCall(input: {
     backups: backupStoreFor(workspace.id, callId),
     ...(input.queuedTargetSha256 !== undefined && { queuedTargetSha256: input.queuedTargetSha256 }),
     ...(ruleOptions && { ruleOptions }),
+    policyRules: await loadRules(),
   };
   let envelope: Envelope;
   let status: "succeeded" | "failed" | "conflict" | "rejected";

@@ -37,6 +37,27 @@ export interface Effects {
    * which repository git finds from there (lib/policy/git-repo.ts). Absent for other programs.
    */
   gitDir?: string | null;
+  /**
+   * Directories the command reads recursively (`grep -r`, `rg`, `git grep`): every file under
+   * them that the reader does not skip is read, so the caller walks them (bounded) and checks
+   * each file against the sensitive-path rules. Absent when the command walks nothing.
+   */
+  walks?: Walk[];
+}
+
+/** A recursive read: where it starts and which files the reader skips on its own. */
+export interface Walk {
+  /** Starting point, relative to the command's working directory (or absolute). */
+  root: string;
+  /** The program, for reasons (`grep -r`, `rg`, `git grep`). */
+  via: string;
+  /** Names starting with "." are skipped below the starting point (ripgrep without --hidden). */
+  skipHidden: boolean;
+  /** Directory names skipped (git grep: `.git`; grep --exclude-dir globs). */
+  skipDirs: string[];
+  /** File-name globs skipped (grep --exclude), and globs at least one of which a file must match (grep --include). */
+  excludeFiles: string[];
+  includeFiles: string[];
 }
 
 /** One command in a chain of wrappers: `timeout 5 xargs grep x` is timeout → xargs → grep. */
@@ -460,6 +481,46 @@ const grepLike: Program["effects"] = (parsed, _t, effects) => {
 };
 
 /**
+ * grep -r / -R / --recursive / --dereference-recursive / -d recurse (`--directories=rec`, an
+ * abbreviation GNU grep accepts): every operand (or "." when none) is walked. grep skips nothing
+ * on its own but what --exclude-dir / --exclude / --include name.
+ */
+const grepEffects: Program["effects"] = (parsed, tokens, effects) => {
+  grepLike(parsed, tokens, effects);
+  const directories = values(parsed.options, "d", "directories");
+  const recursive =
+    has(parsed.options, "r", "recursive") || has(parsed.options, "R", "dereference-recursive") || directories.some((v) => v === null || (v.length > 0 && "recurse".startsWith(v)));
+  if (!recursive) return;
+  const explicitPattern = has(parsed.options, "e", "regexp") || has(parsed.options, "f", "file");
+  const roots = known((explicitPattern ? parsed.operands : parsed.operands.slice(1)).map((o) => o.value));
+  const excludeDirs = values(parsed.options, null, "exclude-dir");
+  const excludes = values(parsed.options, null, "exclude");
+  const includes = values(parsed.options, null, "include");
+  const walk = { via: "grep -r", skipHidden: false, skipDirs: known(excludeDirs), excludeFiles: known(excludes), includeFiles: known(includes) };
+  // A filter known only at run time cannot narrow the walk: it is checked unfiltered.
+  if ([...excludeDirs, ...excludes, ...includes].includes(null)) Object.assign(walk, { skipDirs: [], excludeFiles: [], includeFiles: [] });
+  effects.walks = (roots.length ? roots : ["."]).map((root) => ({ root, ...walk }));
+};
+
+/**
+ * ripgrep walks its operands (or "." when none) recursively, skipping hidden files and
+ * directories unless `--hidden`, `-.` or `-uu` (`--unrestricted` twice) says otherwise. Its
+ * .gitignore handling is not modelled: an ignored file is treated as read (the walk may ask
+ * where rg would not). `--files` and `--type-list` read no content.
+ */
+const rgEffects: Program["effects"] = (parsed, tokens, effects) => {
+  grepLike(parsed, tokens, effects);
+  for (const o of ["pre", "hostname-bin"]) if (has(parsed.options, null, o)) effects.floors.push(ask(`rg --${o}: runs another program`));
+  effects.reads.push(...known(values(parsed.options, null, "ignore-file")));
+  if (has(parsed.options, null, "files") || has(parsed.options, null, "type-list")) return;
+  const explicitPattern = has(parsed.options, "e", "regexp") || has(parsed.options, "f", "file");
+  const roots = known((explicitPattern ? parsed.operands : parsed.operands.slice(1)).map((o) => o.value));
+  const unrestricted = parsed.options.filter((o) => o.name === "-u" || o.name === "--unrestricted").length;
+  const hidden = has(parsed.options, ".", "hidden") || unrestricted >= 2;
+  effects.walks = (roots.length ? roots : ["."]).map((root) => ({ root, via: "rg", skipHidden: !hidden, skipDirs: [], excludeFiles: [], includeFiles: [] }));
+};
+
+/**
  * curl: which arguments name files it reads or writes (curl(1)). Reads: `-d/--data`,
  * `--data-ascii`, `--data-binary`, `--json`, `-H/--header`, `-w/--write-out` with `@FILE`;
  * `--data-urlencode [NAME]@FILE`; `-F/--form NAME=@FILE` or `NAME=<FILE`; `-T/--upload-file`;
@@ -597,17 +658,10 @@ const PROGRAMS: Record<string, Program> = {
     },
   },
   more: reader({ shortValue: "n", long: LONG.more }),
-  grep: { spec: GREP_SPEC, effects: grepLike },
-  egrep: { spec: GREP_SPEC, effects: grepLike },
-  fgrep: { spec: GREP_SPEC, effects: grepLike },
-  rg: {
-    spec: RG_SPEC,
-    effects(parsed, tokens, effects) {
-      grepLike(parsed, tokens, effects);
-      for (const o of ["pre", "hostname-bin"]) if (has(parsed.options, null, o)) effects.floors.push(ask(`rg --${o}: runs another program`));
-      effects.reads.push(...known(values(parsed.options, null, "ignore-file")));
-    },
-  },
+  grep: { spec: GREP_SPEC, effects: grepEffects },
+  egrep: { spec: GREP_SPEC, effects: grepEffects },
+  fgrep: { spec: GREP_SPEC, effects: grepEffects },
+  rg: { spec: RG_SPEC, effects: rgEffects },
   sed: { spec: SED_SPEC, effects: sedEffects },
   curl: { spec: CURL_SPEC, effects: curlEffects },
   wget: { spec: WGET_SPEC, effects: wgetEffects },
@@ -885,15 +939,66 @@ function gitEffects(tokens: ArgvToken[]): { normalized: ArgvToken[]; effects: Ef
     }
     if (subName === "grep" && /^-[A-Za-z]*O/.test(v)) effects.floors.push(ask("git grep -O: runs a pager program"));
   }
+  const pathspecs = subName !== null && GIT_PATHSPEC_READERS.has(subName);
   for (const op of operands) {
     if (subName === "diff") effects.reads.push(inDir(op));
-    const colon = op.indexOf(":");
-    if (colon > 0 && !/^[\w+.-]+:\/\//.test(op) && !/^[^:/]*@[^:]*:/.test(op)) {
-      const p = op.slice(colon + 1);
-      if (p !== "" && !p.startsWith(":")) effects.reads.push(inDir(p.replace(/^\.\//, "")));
-    }
+    else if (pathspecs) gitPathspec(op, inDir, effects);
+    if (/^[\w+.-]+:\/\//.test(op) || /^[\w.-]+@[\w.-]+:/.test(op)) continue; // a URL or scp-like remote (user@host:path)
+    for (const p of revisionPaths(op)) effects.reads.push(inDir(p));
+  }
+  if (subName === "grep") {
+    effects.walks = [{ root: dir || ".", via: "git grep", skipHidden: false, skipDirs: [".git"], excludeFiles: [], includeFiles: [] }];
   }
   return { normalized: sub, effects };
+}
+
+/**
+ * git subcommands whose operands may be pathspecs of files whose content (or history of it) they
+ * print: `git log -p -- .env`, `git blame .env`. Every operand is taken as a path (a revision
+ * name matches no sensitive rule, so this costs nothing when it is one).
+ */
+const GIT_PATHSPEC_READERS = new Set(["log", "show", "blame", "annotate", "grep", "cat-file", "shortlog", "whatchanged", "format-patch", "archive", "ls-tree", "ls-files", "rev-list", "difftool", "range-diff", "diff-tree", "diff-index", "diff-files"]);
+
+/**
+ * The paths a `REV:path` or index form can name (gitrevisions(7)): `HEAD:.env`, `:.env`,
+ * `:0:.env`, `@:.env`, `HEAD~1:.env`, `<sha>:path`, `:/message:path`-like spellings. Every text
+ * after a colon is a candidate (cheap, and no spelling is missed); `./` is dropped, and a
+ * `:/message` search (a leading "/") names a commit, not a file.
+ */
+function revisionPaths(op: string): string[] {
+  const out: string[] = [];
+  for (let c = op.indexOf(":"); c !== -1; c = op.indexOf(":", c + 1)) {
+    const p = op.slice(c + 1).replace(/^(\.\/)+/, "");
+    if (p !== "" && !p.startsWith(":") && !p.startsWith("/")) out.push(p);
+  }
+  return out;
+}
+
+/**
+ * A pathspec operand (gitglossary(7) "pathspec"): magic (`:(top).env`, `:/.env`, `:!x`,
+ * `:(glob)**\/.env`, `:(literal)…`) is stripped to the path it names; a pathspec with wildcards
+ * (`*`, `?`, `[`; git matches them across "/") is a recursive read of its fixed leading
+ * directories, walked and checked file by file.
+ */
+function gitPathspec(op: string, inDir: (p: string) => string, effects: Effects): void {
+  let p = op;
+  let literal = false;
+  const long = /^:\(([^)]*)\)/.exec(p);
+  if (long) {
+    literal = /(^|,)literal(,|$)/.test(long[1]);
+    p = p.slice(long[0].length);
+  } else if (p.startsWith(":")) {
+    p = p.replace(/^:[/!^]*:?/, "");
+  }
+  p = p.replace(/^(\.\/)+/, "");
+  if (p === "") return;
+  if (!literal && /[*?[\\]/.test(p)) {
+    const fixed = p.slice(0, p.search(/[*?[\\]/));
+    const root = fixed.includes("/") ? fixed.slice(0, fixed.lastIndexOf("/")) : ".";
+    (effects.walks ??= []).push({ root: inDir(root), via: `git pathspec ${op}`, skipHidden: false, skipDirs: [".git"], excludeFiles: [], includeFiles: [] });
+    return;
+  }
+  effects.reads.push(inDir(p));
 }
 
 /**

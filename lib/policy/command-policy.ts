@@ -1,7 +1,8 @@
 import path from "node:path";
 import { matchCommandPattern, type Argv, type ArgvToken } from "@/lib/policy/command-pattern";
 import fs from "node:fs/promises";
-import { commandName, isStaticallyModelled, unwrapCommand, HARMLESS_ENV_NAMES, type Floor, type Layer } from "@/lib/policy/command-knowledge";
+import { commandName, isStaticallyModelled, unwrapCommand, HARMLESS_ENV_NAMES, type Floor, type Layer, type Walk } from "@/lib/policy/command-knowledge";
+import picomatch from "picomatch";
 import { repositoryTrust } from "@/lib/policy/git-repo";
 import { commandRisks, RiskSet } from "@/lib/policy/risks";
 import { expandGlob } from "@/lib/policy/shell-glob";
@@ -472,7 +473,30 @@ class LineClassifier {
     for (const w of layer.effects.writes) out.push(...(await this.pathFindings("write", w, cwds, name)));
     for (const r of layer.effects.reads) out.push(...(await this.pathFindings("read", r, cwds, name)));
     if (layer.effects.gitDir !== undefined) out.push(...(await this.gitFindings(layer.effects.gitDir, cwds)));
+    for (const w of layer.effects.walks ?? []) out.push(...(await this.walkFindings(w, cwds)));
     return out;
+  }
+
+  /**
+   * A recursive read (`grep -r`, `rg`, `git grep`, a wildcard pathspec): the tree under its
+   * starting point is walked (without following symlinks, skipping what the reader skips) and
+   * every file a sensitive-path rule covers makes the part ask or deny as reading that file
+   * would, naming the file and the rule. A walk over MAX_WALK_ENTRIES entries asks, since it
+   * cannot be checked. Starting points outside the workspace are left to pathFindings.
+   */
+  private async walkFindings(walk: Walk, cwds: Cwds): Promise<Finding[]> {
+    const place = await placeOf(walk.root, cwds, this.ctx.workspaceRoot);
+    if (place.place !== "inside") return [];
+    const hits = await sensitiveFilesUnder(place.absolute, place.relative, walk, this.rules);
+    if (hits === "too_large") {
+      return [{ decision: "ask", rule: null, reason: `unclassifiable: ${walk.via} reads every file under ${place.relative || "."}, more than ${MAX_WALK_ENTRIES} entries to check for sensitive files` }];
+    }
+    return hits.map(({ file, rule }) => ({
+      decision: rule.decision,
+      rule,
+      reason: `${file}: ${verb(rule.decision)} by rule ${rule.id}${rule.note ? ` (${rule.note})` : ""}; ${walk.via} reads it while reading ${place.relative || "."} recursively`,
+      risk: { kind: "reads_secret", text: `${walk.via} reads ${file}${rule.note ? ` (${rule.note})` : ""}` },
+    }));
   }
 
   /** The repository git will use from `gitDir` (relative to each cwd), when it is not trusted (git-repo.ts). */
@@ -547,6 +571,54 @@ class LineClassifier {
     const ok = t.startsWith("/") ? [logicalCd("/", t)] : cwds === null ? null : cwds.map((c) => logicalCd(c, t));
     return { ok, fail: cwds };
   }
+}
+
+/** Entries a recursive-read check looks at before it gives up and asks. */
+const MAX_WALK_ENTRIES = 20_000;
+/** Sensitive files named per recursive read (the first one found for each rule, this many rules). */
+const MAX_WALK_HITS = 5;
+
+/**
+ * The files under `absolute` (workspace-relative `relative`) that `walk`'s reader would read and
+ * a non-allow path rule covers (the first file per rule, at most MAX_WALK_HITS), or
+ * "too_large". Symlinks met during the walk are not followed (readers that follow them ask
+ * already); a starting point that is a file is checked itself.
+ */
+async function sensitiveFilesUnder(absolute: string, relative: string, walk: Walk, rules: PolicyRuleData[]): Promise<Array<{ file: string; rule: PolicyRuleData }> | "too_large"> {
+  const hits: Array<{ file: string; rule: PolicyRuleData }> = [];
+  const matcher = (globs: string[]) => (globs.length ? picomatch(globs, { dot: true }) : null);
+  const skipDir = matcher(walk.skipDirs);
+  const exclude = matcher(walk.excludeFiles);
+  const include = matcher(walk.includeFiles);
+  const check = (rel: string): void => {
+    const covering = rules.filter((r) => r.pathGlob && !r.command && r.decision !== "allow" && globMatches(r.pathGlob, rel));
+    const rule = covering.find((r) => r.decision === "deny") ?? covering[0];
+    if (rule && hits.length < MAX_WALK_HITS && !hits.some((h) => h.rule.id === rule.id)) hits.push({ file: rel, rule });
+  };
+  const st = await fs.lstat(absolute).catch(() => null);
+  if (!st) return hits;
+  if (!st.isDirectory()) {
+    check(relative);
+    return hits;
+  }
+  let seen = 0;
+  const queue: Array<[abs: string, rel: string]> = [[absolute, relative]];
+  while (queue.length && hits.length < MAX_WALK_HITS) {
+    const [dirAbs, dirRel] = queue.shift()!;
+    const entries = await fs.readdir(dirAbs, { withFileTypes: true }).catch(() => []);
+    for (const e of entries) {
+      if (++seen > MAX_WALK_ENTRIES) return "too_large";
+      if (walk.skipHidden && e.name.startsWith(".")) continue;
+      const rel = dirRel ? `${dirRel}/${e.name}` : e.name;
+      if (e.isDirectory()) {
+        if (!skipDir?.(e.name)) queue.push([path.join(dirAbs, e.name), rel]);
+      } else if (!e.isSymbolicLink()) {
+        if (exclude?.(e.name) || (include && !include(e.name))) continue;
+        check(rel);
+      }
+    }
+  }
+  return hits;
 }
 
 /**

@@ -121,3 +121,5 @@ function decideByPath(input: PolicyInput, rules: PolicyRuleData[]): PolicyVerdic
     .map((m) => m.reason);
   return withOptions({ decision, rule: ruleRef(deciding.rule), reasons: [...new Set(reasons)] }, matches.map((m) => m.rule));
 }
+
+export { sensitivePathRule } from "@/lib/policy/rule-match";

@@ -135,3 +135,17 @@ export function combineRuleOptions(rules: readonly PolicyRuleData[]): RuleOption
     ...(reviewEffects !== undefined && { review_effects: reviewEffects }),
   };
 }
+
+/**
+ * The path rule that keeps `relative` (workspace-relative, "/"-separated) from being read
+ * without review, or null: the first enabled rule of `tool` (or "*"), in priority order, with a
+ * `pathGlob` matching the path and a decision other than allow. This is the match decide() makes
+ * for a read_file call on that path, so recursive and indirect readers (search_files, `grep -r`,
+ * `git show :path`) treat a file exactly as reading it would.
+ */
+export function sensitivePathRule(relative: string, rules: readonly PolicyRuleData[], tool = "read_file"): PolicyRuleData | null {
+  for (const rule of activeRules(rules, tool)) {
+    if (rule.pathGlob && !rule.command && rule.decision !== "allow" && globMatches(rule.pathGlob, relative)) return rule;
+  }
+  return null;
+}

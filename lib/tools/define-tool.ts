@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { Config } from "@/lib/config";
-import type { RuleOptions, SandboxGrants } from "@/lib/policy/types";
+import type { PolicyRuleData, RuleOptions, SandboxGrants } from "@/lib/policy/types";
 
 /**
  * The contract every tool module follows. One module = one zod input schema (`.strict()`,
@@ -114,6 +114,12 @@ export interface ToolContext {
    * decided (run_command limits, `redact`; lib/policy/types.ts RuleOptions). Absent when none.
    */
   ruleOptions?: RuleOptions;
+  /**
+   * The policy rules in force (all of them, lib/gateway/rules.ts): tools that read many files
+   * (search_files) skip the files a sensitive-path rule would make read_file ask or deny for.
+   * Absent in unit tests: the default rules apply.
+   */
+  policyRules?: readonly PolicyRuleData[];
 }
 
 /** What the approval queue shows a reviewer before a risky call runs. */

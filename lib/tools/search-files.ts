@@ -9,9 +9,13 @@ import { chooseEncoding, decodeBytes } from "@/lib/workspace/encoding";
 import { SNIFF_BYTES, sniffText } from "@/lib/workspace/read-sniff";
 import { LineMatcher, MatchFailure, type LineHit } from "@/lib/workspace/search-matcher";
 import { MASKED_OUTPUT_NOTE } from "@/lib/redact";
+import { DEFAULT_RULES } from "@/lib/policy/default-rules";
+import { sensitivePathRule } from "@/lib/policy/rule-match";
 
 /** Deepest directory level walked. */
 const MAX_DEPTH = 64;
+/** How many skipped sensitive files a result names (the count covers them all). */
+const MAX_SENSITIVE_NAMED = 20;
 /** Most directory entries looked at in one call. */
 const MAX_SCAN_ENTRIES = 200_000;
 /** Files larger than this are not searched for text (counted in `files_skipped.too_large`). */
@@ -75,8 +79,15 @@ export interface SearchFilesOutput {
   truncated: boolean;
   /** Files considered (after the pattern/include filters). */
   files_scanned: number;
-  /** Files not searched for text, by cause. */
-  files_skipped: { binary: number; too_large: number; unreadable: number };
+  /**
+   * Files not searched (or listed), by cause. `sensitive`: files a sensitive-path rule covers
+   * (`.env*`, keys, `.git/**`…); their content is read only through read_file, which asks.
+   */
+  files_skipped: { binary: number; too_large: number; unreadable: number; sensitive: number };
+  /** Up to MAX_SENSITIVE_NAMED of the skipped sensitive files, with the rule that covers each. */
+  sensitive_skipped?: Array<{ path: string; rule: string }>;
+  /** How to read a skipped sensitive file (present when some were skipped). */
+  note?: string;
   bytes_scanned: number;
 }
 
@@ -256,7 +267,9 @@ const SearchFilesOutputSchema = z.looseObject({
   files: z.array(z.string()).optional(),
   truncated: z.boolean(),
   files_scanned: z.number().int(),
-  files_skipped: z.looseObject({ binary: z.number().int(), too_large: z.number().int(), unreadable: z.number().int() }),
+  files_skipped: z.looseObject({ binary: z.number().int(), too_large: z.number().int(), unreadable: z.number().int(), sensitive: z.number().int() }),
+  sensitive_skipped: z.array(z.looseObject({ path: z.string(), rule: z.string() })).optional(),
+  note: z.string().optional(),
   bytes_scanned: z.number().int(),
 });
 
@@ -275,6 +288,7 @@ export const searchFilesTool = defineTool({
     'With pattern only: returns the files whose path (relative to `path`) matches the glob, e.g. {"pattern": "**/*.test.ts"}.',
     'With query: returns matching lines as {path, line, column, text} (line is 1-based, ready for read_file offset = line - 1); narrow with include (glob) or pattern. query is literal text unless regex is true; case_sensitive defaults to true.',
     "Skips binary files, files over 8 MiB, symlinks, and .git / node_modules (unless path points inside them). Long lines are shown as a window around the match.",
+    "Text search skips sensitive files (those a policy rule makes read_file ask for: .env*, keys, .git/…): files_skipped.sensitive counts them, sensitive_skipped names some; read one with read_file, which asks a reviewer.",
     "Files in legacy encodings (GBK, Shift_JIS, windows-1252, …) are searched as decoded text, as read_file shows them, so a query in Chinese or Japanese finds them.",
     "truncated = true means there are more results than max_results (or a scan limit was hit): narrow the search.",
     "A query that takes longer than the search time budget (a regex that backtracks catastrophically, e.g. (a+)+) fails with reason regex_timeout: simplify the regex or use a literal query.",
@@ -304,7 +318,9 @@ export const searchFilesTool = defineTool({
       });
     }
     const expandHeavy = base.relative.split("/").some((c) => HEAVY_DIRS.has(c));
-    const scan: Scan = { matches: [], files: [], filesScanned: 0, skipped: { binary: 0, too_large: 0, unreadable: 0 }, bytes: 0, truncated: false };
+    const scan: Scan = { matches: [], files: [], filesScanned: 0, skipped: { binary: 0, too_large: 0, unreadable: 0, sensitive: 0 }, bytes: 0, truncated: false };
+    const rules = ctx.policyRules ?? DEFAULT_RULES;
+    const sensitiveNamed: Array<{ path: string; rule: string }> = [];
     let seen = 0;
     let matcher: LineMatcher | null = null;
     try {
@@ -318,8 +334,14 @@ export const searchFilesTool = defineTool({
           break;
         }
         if (entry.type !== "file" || !filters.every((f) => f(entry.relative))) continue;
-        scan.filesScanned++;
         const rel = workspaceRelative(base, entry);
+        const sensitive = query ? sensitivePathRule(rel, rules) : null;
+        if (sensitive) {
+          scan.skipped.sensitive++;
+          if (sensitiveNamed.length < MAX_SENSITIVE_NAMED) sensitiveNamed.push({ path: rel, rule: sensitive.id });
+          continue;
+        }
+        scan.filesScanned++;
         if (!query) {
           if (scan.files.length === args.max_results) {
             scan.truncated = true;
@@ -347,6 +369,10 @@ export const searchFilesTool = defineTool({
       files_scanned: scan.filesScanned,
       files_skipped: scan.skipped,
       bytes_scanned: scan.bytes,
+      ...(scan.skipped.sensitive > 0 && {
+        sensitive_skipped: sensitiveNamed,
+        note: `${scan.skipped.sensitive} file${scan.skipped.sensitive === 1 ? " was" : "s were"} skipped as sensitive (a policy rule covers ${scan.skipped.sensitive === 1 ? "it" : "them"}: secrets, keys, repository internals). To see one, call read_file on its path; that read asks a reviewer.`,
+      }),
     };
   },
 });
