@@ -15,7 +15,7 @@ import { executeCall } from "@/lib/gateway/execute";
 import { resolveSession } from "@/lib/gateway/sessions";
 import { currentWorkspace } from "@/lib/gateway/workspace";
 import { notifyPending } from "@/lib/approvals/queue";
-import { waitForOutcome } from "@/lib/approvals/wait";
+import { waitForAnswer } from "@/lib/approvals/wait";
 import { startExecutor } from "@/lib/approvals/executor";
 import { argsColumn, decisionColumn, pendingColumn } from "@/lib/audit/record";
 
@@ -116,12 +116,13 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
         return await runCall(decision.run);
       case "approved":
         startExecutor();
-        return (await waitForOutcome(decision.callId, config.approvalWaitMaxMs)) ?? pendingEnvelope(decision.callId, decision.verdict);
+        // The agent waits for the command to run: a held change set answers with the held result.
+        return (await waitForAnswer(decision.callId, config.approvalWaitMaxMs)) ?? pendingEnvelope(decision.callId, decision.verdict);
       case "queued": {
         options.onPending?.(decision.callId);
         void notifyPending(decision.callId);
         const waitMs = Math.max(0, Math.min(options.waitMs, config.approvalWaitMaxMs));
-        return (await waitForOutcome(decision.callId, waitMs, options.signal)) ?? pendingEnvelope(decision.callId, decision.verdict);
+        return (await waitForAnswer(decision.callId, waitMs, options.signal)) ?? pendingEnvelope(decision.callId, decision.verdict);
       }
     }
   } catch (err) {
