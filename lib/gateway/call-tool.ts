@@ -292,18 +292,25 @@ export async function runCall(call: AllowedCall): Promise<Envelope> {
   return executeCall({ callId, tool, args, workspace, notes, actor: "system", ruleOptions: verdict.options ?? null });
 }
 
-/** The 601 envelope: the call waits for a reviewer; poll `status_url` or call get_call. */
-export function pendingEnvelope(callId: string, verdict?: PolicyVerdict): Envelope {
+/**
+ * The 601 envelope: the call waits for a reviewer; poll `status_url` or call get_call.
+ * @param held the call's command already ran and its file changes wait for a reviewer (the call
+ *   is "pending" with held effects): the message says so and `detail.effects` is "held".
+ */
+export function pendingEnvelope(callId: string, verdict?: PolicyVerdict, held = false): Envelope {
   const config = getConfig();
   return failure(
     callId,
     errorBody(
       "approval_pending",
-      "This call waits for a reviewer's approval. Poll status_url (GET, ?wait=N seconds) or call get_call with this call_id.",
+      held
+        ? "This command ran; its file changes (effects held) wait for a reviewer's approval. Poll status_url (GET, ?wait=N seconds) or call get_call with this call_id to learn whether they were applied or discarded."
+        : "This call waits for a reviewer's approval. Poll status_url (GET, ?wait=N seconds) or call get_call with this call_id.",
       {
         call_id: callId,
         status_url: `${config.publicUrl}/api/calls/${callId}`,
         reasons: verdict?.reasons ?? [],
+        ...(held && { effects: "held" }),
       },
       1000,
     ),
