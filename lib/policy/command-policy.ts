@@ -405,7 +405,7 @@ class LineClassifier {
         continue;
       }
       const name = commandName(layer.argv);
-      for (const r of commandRisks(layer.argv, name)) this.risks.add(r.kind, visible(r.text));
+      for (const r of commandRisks(layer.argv, name, { boxed: this.ctx.boxed === true })) this.risks.add(r.kind, visible(r.text));
       const modelled = isStaticallyModelled(layer.argv);
       const all = [...ruleFindings, ...findings];
       if (!this.ctx.boxed && !modelled && all.every((f) => f.decision === "allow")) {

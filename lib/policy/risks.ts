@@ -120,9 +120,15 @@ const DELETERS = new Set(["rm", "rmdir", "unlink", "shred", "truncate"]);
  * Labels for one command (after its wrappers are looked through), from its argv.
  * @param argv the command's tokens (null values: not known before it runs)
  * @param name its program name (basename), or null when not static
+ * @param options.boxed the command runs in the sandbox, where what it changes in the workspace is
+ *   captured and backed up before it is applied (revert_call undoes it): deleting or discarding
+ *   workspace files is then not irreversible; without the box it is
  */
-export function commandRisks(argv: Argv, name: string | null): RiskLabel[] {
+export function commandRisks(argv: Argv, name: string | null, options: { boxed?: boolean } = {}): RiskLabel[] {
   const out: RiskLabel[] = [];
+  const undoable = options.boxed ? " (in the box: backed up first, revert_call undoes it)" : "";
+  /** Discarding workspace content: irreversible outside the box, backed up inside it. */
+  const local = (text: string): RiskLabel => (options.boxed ? { kind: "deletes", text: text + undoable } : { kind: "irreversible", text });
   if (name === null) return out;
   const words = argv.tokens.map((t) => t.value);
   const args = words.slice(1);
@@ -139,23 +145,23 @@ export function commandRisks(argv: Argv, name: string | null): RiskLabel[] {
   }
   if (DELETERS.has(name)) {
     const recursive = flag(/^-[A-Za-z]*[rR]|^--recursive$/);
-    out.push({ kind: "deletes", text: name === "truncate" ? "truncate empties or cuts files" : `${name} deletes files${recursive ? " recursively" : ""}` });
-    if (name !== "rmdir") out.push({ kind: "irreversible", text: `${name} in the shell keeps no backup: the files cannot be restored from the gateway` });
+    out.push({ kind: "deletes", text: (name === "truncate" ? "truncate empties or cuts files" : `${name} deletes files${recursive ? " recursively" : ""}`) + undoable });
+    if (name !== "rmdir" && !options.boxed) out.push({ kind: "irreversible", text: `${name} in the shell keeps no backup: the files cannot be restored from the gateway` });
     if (recursive) out.push({ kind: "large_change", text: `${name} -r can remove whole directory trees` });
   }
   if (name === "git" && sub !== null) {
     if (sub === "clean") {
-      out.push({ kind: "deletes", text: "git clean deletes untracked files" });
-      out.push({ kind: "irreversible", text: "untracked files deleted by git clean are not in git and have no backup" });
+      out.push({ kind: "deletes", text: `git clean deletes untracked files${undoable}` });
+      if (!options.boxed) out.push({ kind: "irreversible", text: "untracked files deleted by git clean are not in git and have no backup" });
       if (flag(/^-[A-Za-z]*[dx]/)) out.push({ kind: "large_change", text: "git clean -d/-x removes whole directories or ignored files" });
     }
     if (sub === "rm") out.push({ kind: "deletes", text: "git rm deletes files" });
     if (sub === "reset" && flag(/^--hard$/)) {
-      out.push({ kind: "irreversible", text: "git reset --hard discards uncommitted changes" });
+      out.push(local("git reset --hard discards uncommitted changes"));
       out.push({ kind: "large_change", text: "git reset --hard can change every tracked file" });
     }
     if ((sub === "checkout" || sub === "restore") && args.some((a) => a === "." || a === "--")) {
-      out.push({ kind: "irreversible", text: `git ${sub} discards uncommitted changes to the files it names` });
+      out.push(local(`git ${sub} discards uncommitted changes to the files it names`));
     }
   }
   if (name === "find" && args.includes("-delete")) out.push({ kind: "deletes", text: "find -delete deletes every file it matches" });

@@ -198,7 +198,7 @@ describe("agent tokens", () => {
     expect(row.tokenPrefix).toBe(created.token.slice(0, 14));
     expect(JSON.stringify(await lib.db().event.findMany())).not.toContain(created.token);
 
-    expect(await lib.tokens.revokeAgentToken(created.agentId, "admin")).toEqual({ ok: true });
+    expect(await lib.tokens.revokeAgentToken(created.agentId, "admin")).toEqual({ ok: true, endedCalls: [] });
     expect(await lib.auth.authenticateAgent(created.token)).toBeNull();
     expect(await lastEvent()).toMatchObject({ type: "agent.revoked", actor: "reviewer:admin" });
     expect(await lib.tokens.revokeAgentToken(created.agentId, "admin")).toEqual({ ok: true });

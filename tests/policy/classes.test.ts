@@ -339,6 +339,14 @@ describe("risk labels name the danger", () => {
     for (const r of v.risks ?? []) expect(r.text.length).toBeGreaterThan(10);
   });
 
+  it.each(["rm -rf build", "git clean -fdx", "git reset --hard", "git checkout -- ."])("%s in the box: deletes (backed up, revertible), not irreversible", async (command) => {
+    const boxed = (await decideCommand(fx, command, [...DEFAULT_RULES], fx.ws, { boxed: true })).risks ?? [];
+    expect(boxed.map((r) => r.kind)).not.toContain("irreversible");
+    expect(boxed.some((r) => r.kind === "deletes" || r.kind === "large_change")).toBe(true);
+    const unboxed = (await decideCommand(fx, command, [...DEFAULT_RULES], fx.ws, { boxed: false })).risks ?? [];
+    expect(unboxed.map((r) => r.kind)).toContain("irreversible");
+  });
+
   it("a read-only command carries no risk but running unboxed", async () => {
     expect((await decideCommand(fx, "ls -la", [...DEFAULT_RULES], fx.ws, { boxed: true })).risks).toEqual([]);
     expect((await decideCommand(fx, "npm test", [...DEFAULT_RULES], fx.ws, { boxed: false })).risks?.map((r) => r.kind)).toContain("leaves_sandbox");
