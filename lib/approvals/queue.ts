@@ -10,7 +10,7 @@ import type { PolicyVerdict } from "@/lib/policy/types";
 import { executeCall } from "@/lib/gateway/execute";
 import { currentWorkspace } from "@/lib/gateway/workspace";
 import { endRevokedCall, isAgentRevoked } from "@/lib/approvals/revocation";
-import { expireCall, isOverdue, waitForOutcome } from "@/lib/approvals/wait";
+import { expireCall, isOverdue, waitForAnswer } from "@/lib/approvals/wait";
 import { startExecutor } from "@/lib/approvals/executor";
 import { argsColumn, pendingColumn, queuedTargetSha256, ruleOptionsOf } from "@/lib/audit/record";
 import { applyHeldEffects, discardHeldEffects, dropHeldEffects, isHeldEffects } from "@/lib/effects/call-hooks";
@@ -30,7 +30,7 @@ export type DecisionResult =
   | { ok: true; status: string; envelope: Envelope | null }
   | { ok: false; error: ErrorBody };
 
-export { waitForOutcome, withdrawCall } from "@/lib/approvals/wait";
+export { waitForAnswer, waitForOutcome, withdrawCall } from "@/lib/approvals/wait";
 
 /**
  * Ends every pending call whose `expiresAt` has passed (the server's periodic sweep and the
@@ -51,8 +51,12 @@ export async function expireDue(): Promise<number> {
  * Approves a pending call, which then runs once with its exact queued arguments, or with the
  * reviewer's edited value of the tool's editable argument (`content`: write_file's content,
  * edit_file's new_string; ToolDefinition.editable), which the log keeps beside the original.
+ * A held change set (the call is pending with `pendingJson.effects`: its command already ran) is
+ * approved the same way; approving applies it (lib/effects/call-hooks.ts).
  * @returns the call's envelope once it ran (null if the owning instance has not run it within the
- *   wait bound; it still will); `not_found`, `approval_expired`, `invalid_arguments`
+ *   wait bound; it still will). When the command ran and its file changes were held for a
+ *   reviewer, status "pending" and the held result envelope (`changes.status` "held"): the
+ *   effect waits for its own approval (state machine: lib/approvals/wait.ts); `not_found`, `approval_expired`, `invalid_arguments`
  *   (content given for a tool that is not editable) or `conflict` (detail.reason "already_decided") otherwise.
  */
 export async function approveCall(callId: string, reviewer: string, edit?: { content?: string }): Promise<DecisionResult> {
@@ -103,7 +107,8 @@ export async function approveCall(callId: string, reviewer: string, edit?: { con
   }
   // The executor of the instance that owns the workspace runs the call when it sees the approval
   // (this process's bus, LISTEN/NOTIFY, or the sweep); this request only waits for the outcome.
-  const envelope = await waitForOutcome(callId, getConfig().approvalWaitMaxMs);
+  // A command whose change set is held answers at once with its held result (status "pending").
+  const envelope = await waitForAnswer(callId, getConfig().approvalWaitMaxMs);
   const final = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true } });
   return { ok: true, status: final?.status ?? "unknown", envelope };
 }

@@ -47,6 +47,31 @@ export async function holdCallForEffects(callId: string, detail: { summary: Chan
   if (!moved) throw new Error(`call ${callId} left "running" before its change set could be held`);
 }
 
+/**
+ * The note a held command result carries: why its changes are held and how to learn the decision.
+ * @param changes the held change set's summary (`hold_reasons`, `call_id`)
+ */
+export function heldNote(changes: Pick<ChangesSummary, "hold_reasons" | "call_id">): string {
+  return `The command's file changes are held for a reviewer (${(changes.hold_reasons ?? []).join("; ")}). The workspace is unchanged until they approve; call get_call with call_id ${changes.call_id} (wait_ms) to learn whether they were applied or discarded.`;
+}
+
+/**
+ * The held result envelope of a call whose change set waits for a reviewer: the command's
+ * output as stored with the change set (`ChangeSet.resultJson`, redacted unless a rule said
+ * `redact: false`), `changes` with status "held" and the note saying what to do, i.e. the same
+ * envelope the command's own request answered when it ran without approval. Null when the call
+ * holds no change set (none, or it was applied, discarded or is being applied).
+ */
+export async function heldEnvelope(callId: string): Promise<Envelope | null> {
+  const set = await db().changeSet.findUnique({ where: { callId }, select: { status: true, summaryJson: true, resultJson: true } });
+  if (!set || set.status !== "held") return null;
+  const { diff: _diff, ...changes } = JSON.parse(set.summaryJson) as ChangesSummary & { diff?: string };
+  void _diff;
+  const stored = set.resultJson ? (JSON.parse(set.resultJson) as Record<string, unknown>) : {};
+  const held: ChangesSummary = { ...changes, status: "held", call_id: callId };
+  return success(callId, { ...stored, changes: held, changes_note: heldNote(held) });
+}
+
 /** True when a pending call waits for its change set's approval (pendingJson.effects). */
 export function isHeldEffects(pendingJson: string | null): boolean {
   if (!pendingJson) return false;

@@ -15,7 +15,7 @@ import { executeCall } from "@/lib/gateway/execute";
 import { resolveSession } from "@/lib/gateway/sessions";
 import { currentWorkspace } from "@/lib/gateway/workspace";
 import { notifyPending } from "@/lib/approvals/queue";
-import { waitForOutcome } from "@/lib/approvals/wait";
+import { waitForAnswer } from "@/lib/approvals/wait";
 import { startExecutor } from "@/lib/approvals/executor";
 import { argsColumn, decisionColumn, pendingColumn } from "@/lib/audit/record";
 
@@ -121,12 +121,13 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
         return await runCall(decision.run);
       case "approved":
         startExecutor();
-        return (await waitForOutcome(decision.callId, config.approvalWaitMaxMs)) ?? pendingEnvelope(decision.callId, decision.verdict);
+        // The agent waits for the command to run: a held change set answers with the held result.
+        return (await waitForAnswer(decision.callId, config.approvalWaitMaxMs)) ?? pendingEnvelope(decision.callId, decision.verdict);
       case "queued": {
         options.onPending?.(decision.callId);
         void notifyPending(decision.callId);
         const waitMs = Math.max(0, Math.min(options.waitMs, config.approvalWaitMaxMs));
-        return (await waitForOutcome(decision.callId, waitMs, options.signal)) ?? pendingEnvelope(decision.callId, decision.verdict);
+        return (await waitForAnswer(decision.callId, waitMs, options.signal)) ?? pendingEnvelope(decision.callId, decision.verdict);
       }
     }
   } catch (err) {
@@ -296,18 +297,25 @@ export async function runCall(call: AllowedCall): Promise<Envelope> {
   return executeCall({ callId, tool, args, workspace, notes, actor: "system", ruleOptions: verdict.options ?? null });
 }
 
-/** The 601 envelope: the call waits for a reviewer; poll `status_url` or call get_call. */
-export function pendingEnvelope(callId: string, verdict?: PolicyVerdict): Envelope {
+/**
+ * The 601 envelope: the call waits for a reviewer; poll `status_url` or call get_call.
+ * @param held the call's command already ran and its file changes wait for a reviewer (the call
+ *   is "pending" with held effects): the message says so and `detail.effects` is "held".
+ */
+export function pendingEnvelope(callId: string, verdict?: PolicyVerdict, held = false): Envelope {
   const config = getConfig();
   return failure(
     callId,
     errorBody(
       "approval_pending",
-      "This call waits for a reviewer's approval. Poll status_url (GET, ?wait=N seconds) or call get_call with this call_id.",
+      held
+        ? "This command ran; its file changes (effects held) wait for a reviewer's approval. Poll status_url (GET, ?wait=N seconds) or call get_call with this call_id to learn whether they were applied or discarded."
+        : "This call waits for a reviewer's approval. Poll status_url (GET, ?wait=N seconds) or call get_call with this call_id.",
       {
         call_id: callId,
         status_url: `${config.publicUrl}/api/calls/${callId}`,
         reasons: verdict?.reasons ?? [],
+        ...(held && { effects: "held" }),
       },
       1000,
     ),

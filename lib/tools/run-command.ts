@@ -10,6 +10,7 @@ import { defineTool } from "@/lib/tools/define-tool";
 import { resolveInWorkspace } from "@/lib/workspace/fence";
 import { MASKED_OUTPUT_NOTE } from "@/lib/redact";
 import { describe as describeChanges, runWithEffects } from "@/lib/effects/command-effects";
+import { heldNote } from "@/lib/effects/call-hooks";
 import type { ChangesSummary } from "@/lib/effects/stage";
 
 /** Default wall-clock limit (ms), DESIGN.md tools table; the largest is MAX_TIMEOUT_MS. */
@@ -180,7 +181,7 @@ export const runCommandTool = defineTool({
       changes,
       ...(effects.captureNote && { changes_note: effects.captureNote }),
       ...(changes?.status === "held" && {
-        changes_note: `The command's file changes are held for a reviewer (${(changes.hold_reasons ?? []).join("; ")}). The workspace is unchanged until they approve; call get_call with call_id ${changes.call_id} (wait_ms) to learn whether they were applied or discarded.`,
+        changes_note: heldNote(changes),
       }),
     };
   },

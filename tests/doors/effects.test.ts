@@ -135,6 +135,11 @@ for n in ('a','b','c'): pathlib.Path('gen').mkdir(exist_ok=True); pathlib.Path('
     expect(env.data.changes).toMatchObject({ status: "held", deleted: 200, call_id: env.call_id });
     expect(env.data.changes.hold_reasons[0]).toMatch(/deletes 200 files/);
     expect(hash()).toBe(before);
+    // Held: the call is pending (202, effects held) until the reviewer decides on its changes.
+    const status = await server.reviewer("GET", `/api/calls/${env.call_id}`);
+    expect(status.status).toBe(202);
+    expect(status.body.call.status).toBe("pending");
+    expect(status.body.error.detail.effects).toBe("held");
     const pending = await server.reviewer("GET", "/api/approvals");
     const item = pending.body.approvals.find((a: any) => a.call_id === env.call_id);
     expect(item.preview.diff).toContain("-{\"i\":199}");

@@ -54,7 +54,7 @@ describe("file changes in the dashboard", () => {
     expect(await card.locator('[data-testid="changed-files"]').textContent()).toContain("src/VERSION");
     await screenshot(page, "command-diff-call-page.png", true);
     await page.click('[data-testid="revert-call"] button');
-    await page.locator('[data-testid="revert-call"] [role="status"]').waitFor();
+    await expectDone(page, '[data-testid="revert-call"]');
     expect(fs.readFileSync(path.join(server.workspace, "src/api.py"), "utf8")).toContain("TIMEOUT = 30");
     expect(fs.existsSync(path.join(server.workspace, "src/VERSION"))).toBe(false);
   }, 300_000);
@@ -83,8 +83,18 @@ describe("file changes in the dashboard", () => {
     await page.locator('[data-testid="rewind-preview"] .d2h-file-side-diff').first().waitFor();
     await screenshot(page, "session-rewind.png", true);
     await page.click('[data-testid="rewind-form"] button');
-    await page.locator('[data-testid="rewind-form"] [role="status"]').waitFor();
+    await expectDone(page, '[data-testid="rewind-form"]');
     expect(fs.readFileSync(path.join(server.workspace, "src/api.py"), "utf8")).toContain("TIMEOUT = 30");
     expect(fs.existsSync(path.join(server.workspace, "src/new_module.py"))).toBe(false);
   }, 300_000);
 });
+
+/**
+ * Waits for an action form's answer and expects success: the form shows `role="status"` when
+ * the action succeeded and `role="alert"` with the reason when it did not (the failure names it).
+ */
+async function expectDone(p: Page, form: string): Promise<void> {
+  const answer = p.locator(`${form} [role="status"], ${form} [role="alert"]`).first();
+  await answer.waitFor();
+  expect(await answer.getAttribute("role"), (await answer.textContent()) ?? "").toBe("status");
+}

@@ -3,7 +3,9 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { useFreshDatabase } from "@/tests/helpers/test-db";
 import { callTool } from "@/lib/gateway/call-tool";
-import { approveCall, rejectCall } from "@/lib/approvals/queue";
+import { approveCall, rejectCall, waitForAnswer, waitForOutcome } from "@/lib/approvals/queue";
+import { createAgentToken } from "@/lib/auth/tokens";
+import type { Caller } from "@/lib/gateway/call-tool";
 import { currentWorkspace } from "@/lib/gateway/workspace";
 import { seedDefaultRules } from "@/lib/gateway/rules";
 import { db } from "@/lib/db";
@@ -43,4 +45,33 @@ describe("held change sets", () => {
     expect(decided.envelope.error.detail.changes.status).toBe("discarded");
     expect(fs.existsSync(path.join(root, ".github"))).toBe(false);
   }, 120_000);
+
+  it("an agent's command approved by a reviewer, then held: both waiting requests get the held result; the decision waits", async () => {
+    const agent: Caller = { door: "http", agent: (await createAgentToken("held agent")).agent, sessionKey: "held-agent" };
+    fs.mkdirSync(path.join(root, "lots"));
+    for (let i = 0; i < 60; i++) fs.writeFileSync(path.join(root, "lots", `f${i}`), `${i}\n`);
+    // The agent waits (Prefer: wait) for its command, which the policy asks a reviewer about.
+    let onPending: (id: string) => void = () => undefined;
+    const queued = new Promise<string>((resolve) => (onPending = resolve));
+    const agentWaiting = callTool(agent, "run_command", { command: "rm -rf lots && echo gone" }, { waitMs: 60_000, onPending: (id) => onPending(id) });
+    const callId = await queued;
+    const decided: any = await approveCall(callId, "admin");
+    expect(decided.ok, JSON.stringify(decided)).toBe(true);
+    // The command ran; its change set waits for the reviewer: status "pending", the held result.
+    expect(decided.status).toBe("pending");
+    expect(decided.envelope).toMatchObject({ ok: true, call_id: callId, data: { stdout: "gone\n", changes: { status: "held", deleted: 60, call_id: callId } } });
+    expect(decided.envelope.data.changes_note).toMatch(/held for a reviewer/);
+    const fromAgent: any = await agentWaiting;
+    expect(fromAgent).toEqual(decided.envelope);
+    expect(fs.readdirSync(path.join(root, "lots"))).toHaveLength(60);
+    // get_call's wait is for the final decision on the held effect.
+    expect(await waitForOutcome(callId, 300)).toBeNull();
+    expect((await waitForAnswer(callId, 300))?.ok).toBe(true);
+    const finalWait = waitForOutcome(callId, 60_000);
+    const applied: any = await approveCall(callId, "admin");
+    expect(applied.status).toBe("succeeded");
+    expect(applied.envelope.data.changes).toMatchObject({ status: "applied", deleted: 60 });
+    expect(((await finalWait) as any)?.data.changes.status).toBe("applied");
+    expect(fs.existsSync(path.join(root, "lots"))).toBe(false);
+  }, 180_000);
 });

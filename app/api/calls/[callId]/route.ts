@@ -6,6 +6,7 @@ import { bearerToken } from "@/lib/auth/tokens";
 import { requireAgent, requireReviewer } from "@/lib/http/auth";
 import { envelopeResponse, errorResponse } from "@/lib/http/respond";
 import { guardDoor } from "@/lib/http/door";
+import { heldEnvelope } from "@/lib/effects/call-hooks";
 
 /**
  * GET /api/calls/{id}[?wait=N] — the status of a call; long-polls up to N seconds (bounded by
@@ -14,6 +15,8 @@ import { guardDoor } from "@/lib/http/door";
  * unknown id does, so its existence is not confirmed), or a reviewer credential (any call).
  * Response: once finished, the same envelope the tool call returned (same HTTP status) plus
  * `call` (tool, status, decision, timings); before that, 202 with `approval_pending` (601) and `call`.
+ * A call whose command ran and whose file changes are held for a reviewer is not finished: it
+ * waits (and answers 202, `detail.effects` "held") until they are applied or discarded.
  */
 export const GET = guardDoor(async function GET(req: Request, { params }: { params: Promise<{ callId: string }> }): Promise<Response> {
   const token = bearerToken(req.headers.get("authorization"));
@@ -32,5 +35,8 @@ export const GET = guardDoor(async function GET(req: Request, { params }: { para
     await waitForOutcome(callId, Math.min(waitS * 1000, getConfig().approvalWaitMaxMs), req.signal);
     found = (await getCallWithResult(callId)) ?? found;
   }
-  return envelopeResponse(found.envelope ?? pendingEnvelope(callId), {}, { call: found.summary });
+  if (found.envelope) return envelopeResponse(found.envelope, {}, { call: found.summary });
+  // A held call (its command ran, its changes wait for a reviewer) says so in its 601.
+  const held = found.summary.status === "pending" && (await heldEnvelope(callId)) !== null;
+  return envelopeResponse(pendingEnvelope(callId, undefined, held), {}, { call: found.summary });
 });
