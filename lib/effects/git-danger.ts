@@ -28,6 +28,7 @@ export function gitDanger(rel: string, afterText: string | null, changed: Readon
     if (name === "config" || name === "config.worktree") return `${rel} changes git's configuration (core.fsmonitor, hooksPath, aliases… run code when anyone runs git)`;
     if (inGit.includes("hooks")) return `${rel} installs a git hook (runs code on the next commit, checkout or push)`;
     if (inner === "info/attributes" || inner.endsWith("/info/attributes")) return `${rel} names git filters or diff drivers for files (run code on checkout, add or diff)`;
+    if (inGit[0] === "rebase-merge" || inGit[0] === "rebase-apply" || inGit[0] === "sequencer") return `${rel} is a rebase or cherry-pick plan: its exec lines run when anyone continues it (git rebase --continue)`;
     if (name === "alternates" || name === "http-alternates") return `${rel} makes git read objects from ${pointer ? JSON.stringify(pointer) : "elsewhere"}`;
     return null;
   }

@@ -72,10 +72,18 @@ const DIFF_FILE_MAX_BYTES = 2 * 1024 * 1024;
 /** Directory names whose contents are generated (applied without backups). */
 const BULKY_DIRS = new Set(["node_modules", ".next", "__pycache__", ".venv", ".pytest_cache", ".mypy_cache", ".turbo", ".gradle", ".tox"]);
 
-/** Paths whose files run later with the person's rights, or configure what does. */
-export const RUNS_LATER_GLOBS = [".git/**", "**/.git/**", ".github/workflows/**", ".husky/**", ".gitlab-ci.yml", ".circleci/**", ".githooks/**"];
+/**
+ * Paths whose files run later with the person's rights, or configure what does. Inside `.git`,
+ * only the files that name code or config to run are held (lib/effects/git-danger.ts decides and
+ * names the danger): the objects, refs, index and logs a `git add` or `git commit` writes are the
+ * repository's ordinary work and apply at once, backed up like any change.
+ */
+export const RUNS_LATER_GLOBS = [".github/workflows/**", ".husky/**", ".gitlab-ci.yml", ".circleci/**", ".githooks/**"];
 
-const holdMatcher = picomatch([...SENSITIVE_PATHS.map(([, glob]) => glob), ...RUNS_LATER_GLOBS], { dot: true });
+/** Sensitive paths that hold a change set: the policy's list, less the blanket `.git/**` entries (see RUNS_LATER_GLOBS). */
+const HOLD_SENSITIVE = SENSITIVE_PATHS.filter(([id]) => id !== "git-dir" && id !== "git-dir-nested").map(([, glob]) => glob);
+
+const holdMatcher = picomatch([...HOLD_SENSITIVE, ...RUNS_LATER_GLOBS], { dot: true });
 
 /** Deletions above which a change set is held (AGENT_REACH_EFFECTS_MAX_DELETIONS, default 50). */
 export function maxDeletions(): number {
