@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "@/tests/helpers/sql";
 import { startTestServer, type TestServer } from "@/tests/helpers/server";
 
 /**
@@ -62,7 +63,7 @@ describe("HTTP door", () => {
   it("run_command grep -r over a tree with a key asks, naming the key and its rule, and runs nothing", async () => {
     const res = await server.call("run_command", { command: "grep -rh b3Bl keys" }, { prefer: "wait=0" });
     expect(res.body.error.name).toBe("approval_pending");
-    expect(res.body.error.message).toContain("keys/id_ed25519: needs approval by rule default:sensitive-ssh-keys");
+    expect(res.body.error.detail.reasons.join("\n")).toContain("keys/id_ed25519: needs approval by rule default:sensitive-ssh-keys");
   });
 
   it("run_command grep -r over a clean tree is still allowed", async () => {
@@ -86,7 +87,11 @@ describe("Claude Code hook door", () => {
   ])("asks for %s", async (command, reason) => {
     const out = await hook(command);
     expect(out.permissionDecision).not.toBe("allow");
-    expect(out.permissionDecisionReason).toContain(reason);
+    // Nobody decides within the hook's wait, so the answer is the expiry; the policy's reasons are on the call's record.
+    const callId = /Agent Reach call (call_[0-9a-z]+)/.exec(out.permissionDecisionReason)![1];
+    const [row] = await sql<{ decisionJson: string }>(server.databaseUrl, `SELECT "decisionJson" FROM "ToolCall" WHERE id = $1`, [callId]);
+    expect(JSON.parse(row.decisionJson).decision).toBe("ask");
+    expect(row.decisionJson).toContain(reason);
   });
 
   it("allows grep -r over a clean tree", async () => {
