@@ -201,7 +201,7 @@ describe("agent tokens", () => {
     expect(await lib.tokens.revokeAgentToken(created.agentId, "admin")).toEqual({ ok: true, endedCalls: [] });
     expect(await lib.auth.authenticateAgent(created.token)).toBeNull();
     expect(await lastEvent()).toMatchObject({ type: "agent.revoked", actor: "reviewer:admin" });
-    expect(await lib.tokens.revokeAgentToken(created.agentId, "admin")).toEqual({ ok: true });
+    expect(await lib.tokens.revokeAgentToken(created.agentId, "admin")).toEqual({ ok: true, endedCalls: [] });
   });
 
   it.each([
