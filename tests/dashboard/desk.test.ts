@@ -128,7 +128,7 @@ describe("the inbox's context", () => {
     fs.writeFileSync(path.join(workspace, "notes.md"), "hello\n");
     const verdict = await decideClaudeCodeHook(
       { id: agent.agent!.id, name: agent.agent!.name, workspaceId: null } as never,
-      { hook_event_name: "PreToolUse", session_id: "cc-1", tool_name: "Bash", tool_input: { command: "cat notes.md", description: "Show the notes file" } },
+      { hook_event_name: "PreToolUse", session_id: "cc-1", cwd: workspace, tool_name: "Bash", tool_input: { command: "cat notes.md", description: "Show the notes file" } },
       { waitMs: 0, onTimeout: "deny" },
     );
     expect(verdict.decision).toBe("allow");
