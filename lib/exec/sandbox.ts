@@ -359,9 +359,13 @@ export async function prepareBox(spec: SandboxSpec): Promise<BoxPlan> {
   for (const p of hidden) if (isInside(ws, p) && p !== ws) hide(p);
   if (spec.home) args.push("--bind", spec.home, spec.home);
 
-  const present = BUILTIN_READONLY_IF_PRESENT.filter((p) => fs.existsSync(path.join(spec.workspaceSource ?? ws, p)) || isSymlink(path.join(spec.workspaceSource ?? ws, p)));
+  const sourceRoot = spec.workspaceSource ?? ws;
+  const present = BUILTIN_READONLY_IF_PRESENT.filter((p) => {
+    const file = path.join(/*turbopackIgnore: true*/ sourceRoot, p);
+    return fs.existsSync(/*turbopackIgnore: true*/ file) || isSymlink(file);
+  });
   const readOnly = await protectedPaths(ws, [...BUILTIN_READONLY, ...present, ...(spec.readOnly ?? config.sandboxReadOnly)], {
-    sourceRoot: spec.workspaceSource ?? ws,
+    sourceRoot,
     mountpointRoot: spec.mountpointRoot ?? ws,
   });
   args.push(...readOnly.args);
@@ -473,7 +477,7 @@ async function protectedPaths(
       }
       if (st.isSymbolicLink()) {
         const target = canonical(next);
-        if (isInside(ws, target) && target !== ws && fs.existsSync(target)) {
+        if (isInside(ws, target) && target !== ws && fs.existsSync(/*turbopackIgnore: true*/ target)) {
           args.push("--ro-bind", source(target), target);
           protectedRel.add(path.relative(ws, target));
         }
