@@ -31,9 +31,17 @@ export function activeRules(rules: readonly PolicyRuleData[], tool: string): Pol
     .sort((a, b) => a.priority - b.priority || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
-/** The reference stored with a decision. */
+/** The reference stored with a decision, naming where the rule comes from (by its id's prefix). */
 export function ruleRef(rule: PolicyRuleData): RuleRef {
-  return { id: rule.id, note: rule.note };
+  return { id: rule.id, note: rule.note, source: ruleSource(rule.id) };
+}
+
+/** Where a rule comes from, by its id: `default:…` seeded, `preset:…` a preset's, `grant:…` an approval's, else an operator's. */
+export function ruleSource(id: string): NonNullable<RuleRef["source"]> {
+  if (id.startsWith("default:")) return "default";
+  if (id.startsWith("preset:")) return "preset";
+  if (id.startsWith("grant:") || id.startsWith("grant_")) return "grant";
+  return "operator";
 }
 
 const globCache = new Map<string, (p: string) => boolean>();

@@ -1,3 +1,4 @@
+import type { PresetName } from "@/lib/policy/presets";
 import type { RuleLimits } from "@/lib/exec/limits";
 import type { ToolRisk } from "@/lib/tools/define-tool";
 
@@ -83,6 +84,34 @@ export interface PolicyInput {
   sandboxProblem?: string;
   /** What the call asks beyond the sandbox's defaults; every grant is shown to the reviewer. */
   grants?: SandboxGrants;
+  /**
+   * The supervision preset the call is judged under (lib/policy/presets.ts); absent: "strict".
+   * The rules passed to `decide` must already be the preset's (`rulesForPreset`); the preset here
+   * turns on its built-in checks and is named in the verdict.
+   */
+  preset?: PresetName;
+  /**
+   * For run_command: the command's file changes are captured (backed up, revertible, held when
+   * risky; lib/effects), so its writes inside the workspace need not ask under a relaxed preset.
+   */
+  captured?: boolean;
+  /**
+   * For write_file, edit_file and restore_backup: the change as its preview computed it, for the
+   * large-change check of a preset (absent: not checked).
+   */
+  change?: FileChangeFacts;
+}
+
+/** A planned change to one file, as the policy's large-change check needs it. */
+export interface FileChangeFacts {
+  /** Workspace-relative path. */
+  path: string;
+  /** The file now: lines and bytes (0 and 0 when it does not exist). */
+  before: { lines: number; bytes: number };
+  /** Lines the change removes (the diff's deletions). */
+  deletions: number;
+  /** Size after the change (bytes). */
+  afterBytes: number;
 }
 
 /** Widenings of the sandbox a call asks for (run_command `network: true`). */
@@ -95,6 +124,11 @@ export interface SandboxGrants {
 export interface RuleRef {
   id: string;
   note: string | null;
+  /**
+   * Where the rule comes from: "default" (seeded, `default:…`), "preset" (a supervision preset's
+   * own rule or check, `preset:<name>:…`), or "operator" (written by a person; also grants).
+   */
+  source?: "default" | "preset" | "operator" | "grant";
 }
 
 /** One simple command found in a shell command line, with its own decision. */
@@ -139,4 +173,6 @@ export interface PolicyVerdict {
   options?: RuleOptions;
   /** The dangers the policy sees in the call, most serious first (may be empty). */
   risks?: RiskLabel[];
+  /** The supervision preset the call was judged under (lib/policy/presets.ts). */
+  preset?: PresetName;
 }

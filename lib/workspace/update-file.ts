@@ -145,6 +145,7 @@ export async function previewUpdate<P extends PlannedContent>(ctx: ToolContext, 
     diff: capped.diff,
     additions: diff.additions,
     deletions: diff.deletions,
+    afterBytes: plan.bytes.length,
     warnings,
   };
 }
