@@ -34,7 +34,7 @@ function fileInput(tool: string, paths: string[], preset: PresetName, extra: Par
 function commandInput(command: string, preset: PresetName, extra: Partial<PolicyInput> = {}): PolicyInput {
   return {
     tool: "run_command",
-    risk: "execute",
+    risk: "exec",
     paths: [],
     workspaceRoot: root,
     command: { command, cwd: root, workspaceRoot: root, env: { HOME: "/root", PATH: "/usr/bin:/bin" } },

@@ -78,6 +78,11 @@ export function VerdictView({ verdict, detailsOnly = false }: { verdict: PolicyV
         <DecisionBadge decision={verdict.decision} />
         <span className="text-zinc-600 dark:text-zinc-400">decided by</span>
         <RuleName rule={verdict.rule} />
+        {verdict.preset && (
+          <span className="rounded bg-zinc-100 px-1.5 text-xs text-zinc-800 dark:bg-zinc-800 dark:text-zinc-200" data-testid="verdict-preset" data-preset={verdict.preset}>
+            preset {verdict.preset}
+          </span>
+        )}
       </div>
       {!detailsOnly && <RisksAndReasons verdict={verdict} />}
       {verdict.parts && verdict.parts.length > 0 && (
@@ -132,6 +137,7 @@ function RuleName({ rule }: { rule: PolicyVerdict["rule"] }) {
   return (
     <span>
       <code className="font-mono text-xs">{rule.id}</code>
+      {rule.source && <span className="text-xs text-zinc-600 dark:text-zinc-400"> ({rule.source === "preset" ? "preset rule" : rule.source === "default" ? "default rule" : rule.source === "grant" ? "granted on approval" : "operator rule"})</span>}
       {rule.note && <span className="text-zinc-600 dark:text-zinc-400"> — {rule.note}</span>}
     </span>
   );
