@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "@/tests/cli/run-cli";
 import { startTestServer, type TestServer } from "@/tests/helpers/server";
 import { sql } from "@/tests/helpers/sql";
+import { PRESET_NAMES, type PresetName } from "@/lib/policy/presets";
 
 /**
  * The command sandbox through the real product (`scripts/start.ts` → `next start`), HTTP and MCP
@@ -17,7 +18,8 @@ import { sql } from "@/tests/helpers/sql";
  * never widens the box, so each escape class fails with several spellings, while real work
  * (git, npm test, python, writes in the workspace and /tmp) succeeds. Then a server without bwrap
  * (fail closed: every command asks, with the reason; health and self-check say why and how to
- * fix) and one with the sandbox turned off (a standing warning).
+ * fix) and one with the sandbox turned off (a standing warning). The escape table and the
+ * writes-outside, loopback and leftover-process checks run under every supervision preset.
  */
 
 const mark = crypto.randomBytes(6).toString("hex");
@@ -110,6 +112,19 @@ const escapes: Array<{ cls: string; spellings: () => string[]; leaks: () => stri
   },
 ];
 
+/** Sets the workspace's supervision preset behind the dashboard's back and waits out its cache (1 s). */
+async function usePreset(preset: PresetName): Promise<void> {
+  await sql(server.databaseUrl, `UPDATE "Workspace" SET preset = $1`, [preset]);
+  await new Promise((r) => setTimeout(r, 1100));
+}
+
+/**
+ * The escape table runs under every supervision preset: under strict each command asks and is
+ * approved, under balanced and autonomous most run at once. Either way the box is the same.
+ */
+describe.each(PRESET_NAMES)("under the %s preset", (preset) => {
+beforeAll(() => usePreset(preset));
+
 describe.each(escapes)("HTTP, approved: an escape fails: $cls", ({ spellings, leaks }) => {
   it("every spelling", async () => {
     const config = () => fs.readFileSync(path.join(server.workspace, ".git", "config"), "utf8");
@@ -140,6 +155,11 @@ describe("HTTP, approved: writes outside the workspace, loopback, leftover proce
     for (const t of targets) expect(fs.existsSync(t), t).toBe(false);
   });
 
+  it("every call was judged under the preset", async () => {
+    const rows = await sql<{ decisionJson: string }>(server.databaseUrl, `SELECT "decisionJson" FROM "ToolCall" WHERE "decisionJson" IS NOT NULL ORDER BY "createdAt" DESC LIMIT 5`);
+    for (const r of rows) expect(JSON.parse(r.decisionJson).preset).toBe(preset);
+  });
+
   it("a listener on the host's loopback is unreachable", async () => {
     const before = connections;
     for (const command of [`bash connect.sh ${port}`, `curl -s --max-time 2 http://127.0.0.1:${port}/`, `python3 -c "import socket; socket.create_connection(('localhost', ${port}), 2)"`, `node -e "require('net').connect(${port}).on('error', () => process.exit(3))"`]) {
@@ -166,6 +186,11 @@ describe("HTTP, approved: writes outside the workspace, loopback, leftover proce
     });
     expect(alive).toEqual([]);
   });
+});
+});
+
+describe("back to strict for the rest", () => {
+  it("sets the strict preset", () => usePreset("strict"));
 });
 
 describe("HTTP: real work succeeds in the box", () => {
