@@ -211,7 +211,9 @@ export async function decideCall(caller: Caller, toolName: string, rawArgs: unkn
     ...(subject.paths?.[0] !== undefined && { pathRaw: subject.paths[0], pathResolved: fenced.paths[0].absolute }),
     target: subject.command?.command ?? subject.url ?? fenced.paths[0]?.relative,
   };
-  const { preset } = await effectivePreset(workspace.id, caller.agent?.id ?? null);
+  // At the hook door the agent carries the call out itself, without the gateway's backup, change
+  // capture or sandbox: what the relaxed presets rely on is missing, so it is judged as strict.
+  const preset = caller.door === "hook" ? "strict" : (await effectivePreset(workspace.id, caller.agent?.id ?? null)).preset;
   // A large deletion or rewrite asks under some presets: the planned change is measured by the
   // tool's own preview (kept for the reviewer when the call asks).
   let earlyPreview: ToolPreview | null = null;
