@@ -315,7 +315,8 @@ export async function runCall(call: AllowedCall): Promise<Envelope> {
 }
 
 /**
- * The 601 envelope: the call waits for a reviewer; poll `status_url` or call get_call.
+ * The 601 envelope: the call waits for a reviewer; poll `status_url` or call get_call. Its detail
+ * names the reasons, the supervision preset and the rule that asked.
  * @param held the call's command already ran and its file changes wait for a reviewer (the call
  *   is "pending" with held effects): the message says so and `detail.effects` is "held".
  */
@@ -332,6 +333,8 @@ export function pendingEnvelope(callId: string, verdict?: PolicyVerdict, held = 
         call_id: callId,
         status_url: `${config.publicUrl}/api/calls/${callId}`,
         reasons: verdict?.reasons ?? [],
+        ...(verdict?.preset && { preset: verdict.preset }),
+        ...(verdict?.rule && { rule: verdict.rule.id }),
         ...(held && { effects: "held" }),
       },
       1000,

@@ -14,8 +14,8 @@ supervision preset, below). Paths are relative to the workspace root (absolute p
 also work); nothing outside the workspace can be reached.
 
 ## Supervision presets: what waits for a reviewer
-The operator picks a preset per workspace or per agent token; the result of a call that waited
-names it (\`preset\` in get_call's decision). Whatever the preset, every change is backed up and
+The operator picks a preset per workspace or per agent token; a call that waits says under which
+preset and which rule asked (\`error.detail.preset\`, \`error.detail.rule\`, \`error.detail.reasons\`). Whatever the preset, every change is backed up and
 revertible, reading a secret (.env, keys, credentials) waits, writing outside the workspace and
 deny rules are refused, and \`network: true\` on run_command and fetch_url wait.
 - **strict**: every write_file, edit_file, restore_backup and every run_command that is not
