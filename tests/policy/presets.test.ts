@@ -66,7 +66,7 @@ describe("preset tables", () => {
     expect(v).toMatchObject({ decision: "allow", preset: "balanced", rule: { id: "preset:balanced:write-file", source: "preset" } });
     const s = await decideUnder(fileInput("write_file", ["notes.txt"], "strict"));
     expect(s).toMatchObject({ decision: "ask", preset: "strict", rule: { id: "default:write-file", source: "default" } });
-    const none = await decide({ tool: "write_file", risk: "write", paths: ["notes.txt"] }, DEFAULT_RULES);
+    const none = await decide({ tool: "write_file", risk: "write", paths: ["notes.txt"] }, [...DEFAULT_RULES]);
     expect(none.preset).toBe("strict");
   });
 });
