@@ -33,7 +33,9 @@ export function activeRules(rules: readonly PolicyRuleData[], tool: string): Pol
 
 /** The reference stored with a decision, naming where the rule comes from (by its id's prefix). */
 export function ruleRef(rule: PolicyRuleData): RuleRef {
-  return { id: rule.id, note: rule.note, source: ruleSource(rule.id) };
+  // A rule loaded from the table may say itself that it was granted on an approval.
+  const granted = (rule as { source?: unknown }).source === "grant";
+  return { id: rule.id, note: rule.note, source: granted ? "grant" : ruleSource(rule.id) };
 }
 
 /** Where a rule comes from, by its id: `default:…` seeded, `preset:…` a preset's, `grant:…` an approval's, else an operator's. */
