@@ -644,9 +644,9 @@ async function sensitiveFilesUnder(
 /** The default rules that make `.git` sensitive as a whole (not for its secrets, for its hooks and config). */
 const GIT_DIR_RULES = new Set(["default:sensitive-git-dir", "default:sensitive-git-dir-nested"]);
 
-/** True when a workspace-relative path lies inside a `.git` directory. */
+/** True when a workspace-relative path lies inside a `.git` directory, or is a `.git` file (a `gitdir:` pointer). */
 function isInsideGitDir(rel: string): boolean {
-  return rel.split("/").slice(0, -1).includes(".git");
+  return rel.split("/").includes(".git");
 }
 
 /**

@@ -115,6 +115,19 @@ describe("file writes under each preset", () => {
       }
     });
   }
+  it("fetch_url asks under every preset unless a rule allows it", async () => {
+    for (const preset of PRESET_NAMES) {
+      expect((await decideUnder(fileInput("fetch_url", [], preset, { url: "https://example.com/" }))).decision, preset).toBe("ask");
+    }
+    // An operator who disables the default ask and allows fetch_url relaxes it under every preset.
+    const stored = DEFAULT_RULES.map((r) => (r.id === "default:fetch-url" ? { ...r, enabled: false } : r));
+    const allow = rule("op-allow-fetch", { tool: "fetch_url" }, "allow");
+    for (const preset of PRESET_NAMES) {
+      const v = await decide(fileInput("fetch_url", [], preset, { url: "https://example.com/" }), rulesForPreset(preset, [...stored, allow]));
+      expect(v).toMatchObject({ decision: "allow", rule: { id: "op-allow-fetch", source: "operator" } });
+    }
+  });
+
   it("reading a risky file does not ask (only writes do)", async () => {
     expect((await decideUnder(fileInput("read_file", ["Makefile"], "balanced"))).decision).toBe("allow");
     expect((await decideUnder(fileInput("read_file", ["package.json"], "balanced"))).decision).toBe("allow");
