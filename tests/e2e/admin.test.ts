@@ -114,7 +114,7 @@ describe("supervision presets", () => {
     expect((await write(server.agentToken)).ok).toBe(true);
 
     await page.goto(`${server.url}/tokens`);
-    const item = page.locator('main [data-testid="tokens"] li').first();
+    const item = page.locator('main [data-testid="tokens"] li', { hasText: `${server.agentToken.slice(0, 14)}…` }).first();
     const agentId = (await item.getAttribute("data-agent-id"))!;
     const set = page.locator(`main [data-testid="preset-${agentId}"]`);
     await set.locator('select[name="preset"]').selectOption("strict");
