@@ -127,6 +127,8 @@ describe("supervision presets", () => {
 
     await page.goto(`${server.url}/calls/${asked.call_id}`);
     expect(await page.locator('main [data-testid="verdict-preset"]').first().textContent()).toContain("strict");
+    // Leave no pending call (and, the first write having created the file, no backup) behind.
+    expect((await server.reviewer("POST", `/api/approvals/${asked.call_id}/reject`, { reason: "test" })).status).toBe(200);
     // Back to the workspace's preset for the tests after this one.
     await page.goto(`${server.url}/tokens`);
     await page.locator(`main [data-testid="preset-${agentId}"] select[name="preset"]`).selectOption("");
