@@ -3,6 +3,7 @@ import { createAgent } from "@/lib/dashboard/tokens";
 import { PRESET_NAMES } from "@/lib/policy/presets";
 import { requireReviewer } from "@/lib/http/auth";
 import { errorResponse, json, readJsonBody } from "@/lib/http/respond";
+import { guardDoor } from "@/lib/http/door";
 
 const NewAgentBody = z
   .object({
@@ -20,7 +21,7 @@ const NewAgentBody = z
  * Response: 201 `{ok: true, agent_id, name, token, preset}`; the token is shown this once and only its
  * sha256 is stored. 400 `invalid_arguments` for a bad body or an unknown workspace.
  */
-export async function POST(req: Request): Promise<Response> {
+export const POST = guardDoor(async function POST(req: Request): Promise<Response> {
   const auth = await requireReviewer(req, { mutation: true });
   if (!auth.ok) return auth.response;
   const body = await readJsonBody(req);
@@ -32,4 +33,4 @@ export async function POST(req: Request): Promise<Response> {
   const result = await createAgent({ name: parsed.data.name, workspaceId: parsed.data.workspace_id, preset: parsed.data.preset }, auth.identity.login);
   if (!result.ok) return errorResponse("invalid_arguments", result.message);
   return json({ ok: true, agent_id: result.agentId, name: result.name, token: result.token, preset: parsed.data.preset }, 201);
-}
+});
