@@ -114,14 +114,40 @@ export const BUILTIN_READONLY = [".git/hooks", ".git/config", ".git/info", ".git
  */
 export const BUILTIN_READONLY_IF_PRESENT = [".git/commondir", ".git/config.worktree", ".git/objects/info/alternates", ".git/objects/info/http-alternates"] as const;
 
-/** How long a scan of secret (not world-readable) system files is trusted before it is redone. */
-const MASK_MAX_AGE_MS = 10 * 60_000;
+/**
+ * How often every exposed system directory is scanned again for secret (not world-readable)
+ * files, in the background. A secret that appears outside the watched directories is masked in
+ * every command that starts at most this long (plus the scan's own few seconds) after it appeared.
+ */
+export const MASK_RESCAN_MS = 5 * 60_000;
+/** A scan older than this is not used at all: the next command waits for a fresh one. */
+const MASK_MAX_AGE_MS = 2 * MASK_RESCAN_MS;
+/**
+ * System directories watched with inotify (every directory below them): any entry created,
+ * removed, renamed or re-permissioned there marks the directory changed, and the next command
+ * rescans it first (about 10 ms for /etc), so a secret appearing there is masked before the next
+ * command. /etc is where secrets live (shadow, SSH host keys, TLS keys, sudoers, database
+ * configuration); watching /usr as well would need tens of thousands of watches.
+ */
+export const WATCHED_SYSTEM_DIRS = ["/etc"] as const;
 
 const TRIAL_TIMEOUT_MS = 15_000;
 
+/** The secret system files and directories masked in every box. */
 interface MaskScan {
   files: string[];
   dirs: string[];
+  /** When the oldest part of this scan started (ms since the epoch). */
+  at: number;
+  error: string | null;
+}
+
+/** One scanned system directory's secrets (and, for a watched one, every directory below it). */
+interface RootScan {
+  files: string[];
+  dirs: string[];
+  /** Readable directories below a watched root (what to watch). */
+  watch: string[];
   at: number;
   error: string | null;
 }
@@ -129,14 +155,22 @@ interface MaskScan {
 interface SandboxState {
   status: Map<string, SandboxStatus>;
   masks: MaskScan | null;
+  /** Per scanned root: its part of `masks`. */
+  roots: Map<string, RootScan>;
   scanning: Promise<MaskScan> | null;
+  /** Watched roots whose contents changed since their last scan. */
+  dirty: Set<string>;
+  /** inotify watchers per watched root. */
+  watchers: Map<string, Map<string, fs.FSWatcher>>;
+  /** The background full rescan (unref'd). */
+  timer: NodeJS.Timeout | null;
   /** Mount points created for missing protected paths, with how many running boxes use each. */
   mountpoints: Map<string, number>;
 }
 
 const globalForSandbox = globalThis as unknown as { agentReachSandbox?: SandboxState };
 function state(): SandboxState {
-  globalForSandbox.agentReachSandbox ??= { status: new Map(), masks: null, scanning: null, mountpoints: new Map() };
+  globalForSandbox.agentReachSandbox ??= { status: new Map(), masks: null, roots: new Map(), scanning: null, dirty: new Set(), watchers: new Map(), timer: null, mountpoints: new Map() };
   return globalForSandbox.agentReachSandbox;
 }
 
@@ -163,6 +197,7 @@ export function resetSandboxStatus(): void {
   const s = state();
   s.status.clear();
   s.masks = null;
+  s.roots.clear();
 }
 
 /** Ways a machine can fail to run a box, and what fixes each. */
@@ -267,41 +302,196 @@ function systemArgs(): string[] {
 
 /**
  * Every file and directory under the exposed system directories that is not world-readable
- * (files without o+r; directories without o+r or o+x, not descended), from `find`. Cached for
- * MASK_MAX_AGE_MS; an older scan is used while a new one runs in the background.
+ * (files without o+r; directories without o+r or o+x, not descended), from `find`.
+ *
+ * Freshness: a watched directory (WATCHED_SYSTEM_DIRS) that changed since its scan is rescanned
+ * before this answers; the whole set is rescanned every MASK_RESCAN_MS in the background (a scan
+ * older than that is used while the new one runs, one older than twice that is waited for).
+ * The caller must still expect entries that vanished since (see `maskArgs`).
  */
 export async function secretSystemPaths(): Promise<MaskScan> {
   const s = state();
-  const fresh = s.masks && Date.now() - s.masks.at < MASK_MAX_AGE_MS;
-  if (s.masks && !s.masks.error && fresh) return s.masks;
-  s.scanning ??= scanSecrets().finally(() => (state().scanning = null));
-  const scanning = s.scanning.then((scan) => (state().masks = scan));
-  if (s.masks && !s.masks.error) return s.masks; // stale but usable; the new scan replaces it
-  return scanning;
+  // Let inotify events already queued for the watched directories arrive before deciding: the
+  // kernel queues them before the change's system call returns, and Node delivers them in the
+  // event loop's poll phase. The first turn may run in the current iteration (when called from an
+  // I/O callback); the second runs after a poll phase has passed.
+  for (let turn = 0; turn < 2; turn++) await new Promise<void>((r) => setImmediate(r));
+  const age = s.masks ? Date.now() - s.masks.at : Infinity;
+  if (!s.masks || s.masks.error || age >= MASK_MAX_AGE_MS) return fullScan();
+  if (age >= MASK_RESCAN_MS) void fullScan();
+  if (s.dirty.size > 0) {
+    const roots = [...s.dirty];
+    s.dirty.clear();
+    for (const root of roots) {
+      const scan = await scanRoot(root);
+      // A full scan that finished meanwhile is newer than nothing; this root's part is newest.
+      s.roots.set(root, scan);
+      watchRoot(root, scan);
+    }
+    s.masks = combine(s.roots);
+  }
+  return s.masks;
 }
 
-function scanSecrets(): Promise<MaskScan> {
-  const roots = SYSTEM_DIRS.filter((d) => {
+/** Rescans every exposed system directory (one scan at a time; callers share it). */
+function fullScan(): Promise<MaskScan> {
+  const s = state();
+  s.scanning ??= (async () => {
+    const roots = existingSystemRoots();
+    const scans = await Promise.all(roots.map(async (root) => [root, await scanRoot(root)] as const));
+    const st = state();
+    const next = new Map<string, RootScan>();
+    for (const [root, scan] of scans) {
+      // A root rescanned on its own while this scan ran holds the newer view of it.
+      const own = st.roots.get(root);
+      next.set(root, own && own.at > scan.at && !own.error ? own : scan);
+      watchRoot(root, next.get(root)!);
+    }
+    st.roots = next;
+    st.masks = combine(next);
+    startRescanTimer();
+    return st.masks;
+  })().finally(() => (state().scanning = null));
+  return s.scanning;
+}
+
+function existingSystemRoots(): string[] {
+  return SYSTEM_DIRS.filter((d) => {
     try {
       return fs.lstatSync(d).isDirectory();
     } catch {
       return false;
     }
   });
-  const args = [...roots, "(", "-type", "d", "(", "!", "-perm", "-o=r", "-o", "!", "-perm", "-o=x", ")", "-prune", "-printf", "d %p\\0", ")", "-o", "(", "!", "-type", "d", "!", "-type", "l", "!", "-perm", "-o=r", "-printf", "f %p\\0", ")"];
+}
+
+function combine(roots: Map<string, RootScan>): MaskScan {
+  const parts = [...roots.values()];
+  return {
+    files: parts.flatMap((p) => p.files),
+    dirs: parts.flatMap((p) => p.dirs),
+    at: parts.length ? Math.min(...parts.map((p) => p.at)) : Date.now(),
+    error: parts.find((p) => p.error)?.error ?? null,
+  };
+}
+
+/** The background full rescan, every MASK_RESCAN_MS while the process lives (never keeps it alive). */
+function startRescanTimer(): void {
+  const s = state();
+  if (s.timer) return;
+  s.timer = setInterval(() => void fullScan(), MASK_RESCAN_MS);
+  s.timer.unref();
+}
+
+/**
+ * Watches every readable directory below a watched root (inotify): any event marks the root
+ * changed. Directories gone since the last scan are unwatched, new ones watched; when a watch was
+ * added, the root is marked changed once more (something may have appeared in a new directory
+ * between the scan and its watch), so the next command rescans it and the set converges. A
+ * directory that cannot be watched (inotify limits) keeps the root changed: it is then rescanned
+ * before every command (slower, never stale).
+ */
+function watchRoot(root: string, scan: RootScan): void {
+  if (!(WATCHED_SYSTEM_DIRS as readonly string[]).includes(root)) return;
+  const s = state();
+  const current = s.watchers.get(root) ?? new Map<string, fs.FSWatcher>();
+  s.watchers.set(root, current);
+  const changed = () => state().dirty.add(root);
+  const wanted = new Set(scan.watch);
+  for (const [dir, w] of current) {
+    if (!wanted.has(dir)) {
+      w.close();
+      current.delete(dir);
+    }
+  }
+  let added = false;
+  let failed = scan.watch.length === 0;
+  for (const dir of wanted) {
+    if (current.has(dir)) continue;
+    try {
+      const w = fs.watch(/*turbopackIgnore: true*/ dir, { persistent: false }, changed);
+      w.on("error", () => {
+        w.close();
+        current.delete(dir);
+        changed();
+      });
+      current.set(dir, w);
+      added = true;
+    } catch {
+      failed = true; // vanished since the scan, or no watch left: rescan it before every command
+    }
+  }
+  if (added || failed) changed();
+}
+
+function scanRoot(root: string): Promise<RootScan> {
+  const watched = (WATCHED_SYSTEM_DIRS as readonly string[]).includes(root);
+  const args = [
+    root,
+    "(", "-type", "d", "(", "!", "-perm", "-o=r", "-o", "!", "-perm", "-o=x", ")", "-prune", "-printf", "d %p\\0", ")",
+    "-o", "(", "!", "-type", "d", "!", "-type", "l", "!", "-perm", "-o=r", "-printf", "f %p\\0", ")",
+    ...(watched ? ["-o", "(", "-type", "d", "-printf", "w %p\\0", ")"] : []),
+  ];
+  const startedAt = Date.now();
   return new Promise((resolve) => {
     execFile("find", args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 120_000 }, (error, stdout) => {
       const files: string[] = [];
       const dirs: string[] = [];
+      const watch: string[] = [];
       for (const entry of stdout.split("\0")) {
         if (entry.startsWith("f ")) files.push(entry.slice(2));
         else if (entry.startsWith("d ")) dirs.push(entry.slice(2));
+        else if (entry.startsWith("w ")) watch.push(entry.slice(2));
       }
       // find exits 1 when some directory could not be read; as root that is only a vanished file.
       const failed = error && (error as unknown as { code?: unknown }).code !== 1 ? `scanning for secret system files failed: ${error.message.split("\n")[0]}` : null;
-      resolve({ files, dirs, at: Date.now(), error: failed });
+      resolve({ files, dirs, watch, at: startedAt, error: failed });
     });
   });
+}
+
+/**
+ * Scans again after bwrap could not build a box: a masked entry vanished or changed type between
+ * the moment the box was planned and bwrap's mounts. `failedPath` (from bwrap's message, when it
+ * named one) inside a system directory rescans that directory only (about 10 ms for /etc);
+ * otherwise everything is rescanned.
+ */
+export async function rescanSecretSystemPaths(failedPath?: string | null): Promise<MaskScan> {
+  const s = state();
+  const root = failedPath ? existingSystemRoots().find((d) => isInside(d, failedPath)) : undefined;
+  if (root && s.masks && !s.masks.error) {
+    s.dirty.add(root);
+    return secretSystemPaths();
+  }
+  s.masks = null;
+  if (s.scanning) await s.scanning.catch(() => undefined);
+  return fullScan();
+}
+
+/**
+ * The bwrap options that mask `scan`'s entries as they are now: an entry that no longer exists is
+ * skipped (bwrap would otherwise fail creating a mount point in the read-only /etc, and every
+ * command with it), and each is masked by its current type (a file under /dev/null, a directory
+ * under an empty tmpfs, made read-only by the caller). A symlink is left alone: it shows nothing
+ * of its own, and its target is masked where it is secret.
+ */
+export function maskArgs(scan: Pick<MaskScan, "files" | "dirs">): { args: string[]; dirs: string[] } {
+  const args: string[] = [];
+  const dirs: string[] = [];
+  for (const p of [...scan.files, ...scan.dirs]) {
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(p);
+    } catch {
+      continue;
+    }
+    if (st.isSymbolicLink()) continue;
+    if (st.isDirectory()) {
+      args.push("--tmpfs", p);
+      dirs.push(p);
+    } else args.push("--ro-bind", "/dev/null", p);
+  }
+  return { args, dirs };
 }
 
 /** Starts the secret scan early (server start), so the first command does not wait for it. */
@@ -329,8 +519,9 @@ export async function prepareBox(spec: SandboxSpec): Promise<BoxPlan> {
     args.push("--tmpfs", dir);
     remountRo.push(dir);
   };
-  for (const file of masks.files) args.push("--ro-bind", "/dev/null", file);
-  for (const dir of masks.dirs) hideDir(dir);
+  const masked = maskArgs(masks);
+  args.push(...masked.args);
+  remountRo.push(...masked.dirs);
   if (spec.network) args.push(...resolverArgs());
 
   // Gateway state that could sit inside an exposed directory or inside the workspace.
