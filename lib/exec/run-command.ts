@@ -8,7 +8,7 @@ import path from "node:path";
 import { CommandCgroup, probeCgroups, releaseCgroups, type CgroupSupport, type ControllerHome } from "@/lib/exec/cgroup";
 import { acquireCommandSlot, type CommandSlot } from "@/lib/exec/concurrency";
 import { HeadTailBuffer } from "@/lib/exec/output-buffer";
-import { prepareBox, rescanSecretSystemPaths, type BoxPlan, type SandboxSpec } from "@/lib/exec/sandbox";
+import { prepareBox, rescanSecretSystemPaths, type BoxPlan, type RemovedEntry, type SandboxSpec } from "@/lib/exec/sandbox";
 import { isInside } from "@/lib/workspace/fence";
 
 /**
@@ -111,6 +111,12 @@ export interface SandboxRecord {
   capture: boolean;
   /** Why it ran without the sandbox (set by the tool when `boxed` is false). */
   unboxed_reason?: string;
+  /**
+   * Git files the command created that would make git take configuration or code from elsewhere,
+   * moved out of the workspace when it ended (only when it ran directly on the workspace; on the
+   * overlay view they are blocked inside the box, or held with the change set).
+   */
+  removed?: RemovedEntry[];
 }
 
 /** What a finished command returns (the `data` of run_command). */
@@ -333,7 +339,11 @@ async function runInSlot(options: RunCommandOptions, queuedMs: number): Promise<
       options.signal?.removeEventListener("abort", onAbort);
       const events = cgroup?.events() ?? { pidsRefused: 0, oomKills: 0 };
       await cgroup?.remove();
-      await box?.plan.release();
+      const removed = (await box?.plan.release()) ?? [];
+      if (removed.length > 0) {
+        sandboxRecord.removed = removed;
+        err.push(Buffer.from(`\n[agent-reach] moved out of the workspace after the command: ${removed.map((r) => `${r.path} (${r.why})`).join("; ")}.\n`));
+      }
       running.delete(entry);
       resolveDone();
       return events;

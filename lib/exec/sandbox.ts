@@ -3,7 +3,9 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import picomatch from "picomatch";
+import crypto from "node:crypto";
 import { getConfig } from "@/lib/config";
+import { readGitConfig, riskyKeys } from "@/lib/policy/git-repo";
 import { isInside } from "@/lib/workspace/fence";
 
 /**
@@ -21,7 +23,7 @@ import { isInside } from "@/lib/workspace/fence";
  *   the repository it runs from, `/root`, `/home`, `/var`, `/srv`, `/mnt`, `/run`, `/sys` are
  *   absent (and hidden again if one of them lies inside a directory that is exposed);
  * - files that later run with the person's own rights stay read-only: `.git/hooks`,
- *   `.git/config`, `.git/info`, `.git/worktrees`, `.git/modules`, an existing `.git/commondir`,
+ *   `.git/config`, `.git/worktrees`, `.git/modules`, an existing `.git/commondir`, `.git/info/attributes`,
  *   `.git/config.worktree` or alternates file, a `.git` file (worktrees, submodules), plus the operator's list
  *   (AGENT_REACH_SANDBOX_READONLY). One that does not exist yet is blocked at its first missing
  *   component (an empty read-only directory is mounted there for the duration of the command),
@@ -88,8 +90,21 @@ export interface BoxPlan {
   argv: string[];
   /** Workspace-relative paths kept read-only (for the call's record). */
   readOnly: string[];
-  /** Removes the mount points created for missing protected paths. Never throws. */
-  release(): Promise<void>;
+  /**
+   * After the command: removes the mount points created for missing protected paths and, when the
+   * command ran directly on the workspace (no capture), moves out of it every git file that
+   * redirects git which the command created (see `prepareBox`). Never throws.
+   * @returns what was moved out, workspace-relative, with why
+   */
+  release(): Promise<RemovedEntry[]>;
+}
+
+/** A file a command created that the gateway moved out of the workspace afterwards. */
+export interface RemovedEntry {
+  /** Workspace-relative path. */
+  path: string;
+  /** Why, in words a reviewer reads. */
+  why: string;
 }
 
 /** Directories of the host exposed read-only (the ones that exist). */
@@ -98,21 +113,29 @@ export const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
 /**
  * Paths in the workspace that are always read-only inside the box: every place from which git
  * later takes configuration or code to run with the person's rights. `hooks` and `config` run
- * programs directly; `info` holds `attributes` (which name filter and diff drivers) and `exclude`;
- * `worktrees` holds each linked worktree's `commondir`, `gitdir` and `config.worktree`; `modules`
- * holds each submodule's own config and hooks. A missing one is blocked (an empty read-only
- * directory), so `git worktree add` and a first `git submodule update` cannot run in the box.
+ * programs directly; `worktrees` holds each linked worktree's `commondir`, `gitdir` and
+ * `config.worktree`; `modules` holds each submodule's own config and hooks. A missing one is
+ * blocked (an empty read-only directory), so `git worktree add` and a first
+ * `git submodule update` cannot run in the box. (`.git/info` stays writable: git writes
+ * `info/refs` on `gc` and `info/sparse-checkout`; its `attributes` file is protected on its own.)
  */
-export const BUILTIN_READONLY = [".git/hooks", ".git/config", ".git/info", ".git/worktrees", ".git/modules"] as const;
+export const BUILTIN_READONLY = [".git/hooks", ".git/config", ".git/worktrees", ".git/modules"] as const;
 
 /**
  * Files git reads when present that redirect it: `commondir` (git reads config, hooks and objects
  * from the directory it names), `config.worktree` (more configuration), `objects/info/alternates`
- * and `http-alternates` (objects from elsewhere). Read-only when they exist. A missing one cannot
- * be blocked with a mount point (git refuses a directory named `commondir`), so creating one is
- * left to the change-set hold and the policy's repository checks.
+ * and `http-alternates` (objects from elsewhere), `info/attributes` (names filter and diff drivers
+ * for files). Read-only when they exist. A missing one cannot
+ * be blocked with an empty directory (git refuses a directory named `commondir`) nor with a mount
+ * point in the real workspace (an empty `commondir` breaks git). So, when missing:
+ * - on the overlay view (capture), a harmless read-only placeholder is mounted there, its mount
+ *   point made in the overlay's upper directory and removed afterwards: `commondir` holding `.`
+ *   (the repository itself), the others empty (no configuration, no alternates);
+ * - directly on the workspace (capture off), the gateway moves any such file the command created
+ *   out of the workspace when the command ends (`BoxPlan.release`), before anyone else's git can
+ *   read it at rest; while the command runs, git outside the box could see it.
  */
-export const BUILTIN_READONLY_IF_PRESENT = [".git/commondir", ".git/config.worktree", ".git/objects/info/alternates", ".git/objects/info/http-alternates"] as const;
+export const BUILTIN_READONLY_IF_PRESENT = [".git/commondir", ".git/config.worktree", ".git/objects/info/alternates", ".git/objects/info/http-alternates", ".git/info/attributes"] as const;
 
 /**
  * How often every exposed system directory is scanned again for secret (not world-readable)
@@ -551,18 +574,39 @@ export async function prepareBox(spec: SandboxSpec): Promise<BoxPlan> {
   if (spec.home) args.push("--bind", spec.home, spec.home);
 
   const sourceRoot = spec.workspaceSource ?? ws;
-  const present = BUILTIN_READONLY_IF_PRESENT.filter((p) => {
-    const file = path.join(/*turbopackIgnore: true*/ sourceRoot, p);
+  const mountpointRoot = spec.mountpointRoot ?? ws;
+  // The workspace root's repository: a `.git` directory gets every protection; a `.git` file is
+  // itself read-only (protectedPaths); without one, `.git` may be created (`git init`): what the
+  // command puts in a new repository is checked when it ends, and the next command protects it.
+  // What exists is read from the workspace itself: the overlay view of capture mode (its lower
+  // layer is the workspace, unchanged when the command starts) is not mounted yet.
+  const gitKind = entryKind(path.join(/*turbopackIgnore: true*/ ws, ".git"));
+  const exists = (rel: string) => {
+    const file = path.join(/*turbopackIgnore: true*/ ws, rel);
     return fs.existsSync(/*turbopackIgnore: true*/ file) || isSymlink(file);
-  });
-  const readOnly = await protectedPaths(ws, [...BUILTIN_READONLY, ...present, ...(spec.readOnly ?? config.sandboxReadOnly)], {
+  };
+  const present = gitKind === "dir" ? BUILTIN_READONLY_IF_PRESENT.filter(exists) : [];
+  const absent = gitKind === "dir" ? BUILTIN_READONLY_IF_PRESENT.filter((p) => !exists(p)) : [];
+  const captured = mountpointRoot !== ws;
+  const readOnly = await protectedPaths(ws, [...(gitKind === "absent" ? [] : BUILTIN_READONLY), ...present, ...(spec.readOnly ?? config.sandboxReadOnly)], {
     sourceRoot,
-    mountpointRoot: spec.mountpointRoot ?? ws,
+    mountpointRoot,
+    placeholders: captured ? absent : [],
   });
   args.push(...readOnly.args);
   for (const dir of remountRo) args.push("--remount-ro", dir);
   args.push("--chdir", spec.cwd, "--");
-  return { argv: [status.bwrap, ...args], readOnly: readOnly.paths, release: readOnly.release };
+  // On the real workspace, what the command may have planted is checked when it ends; on the
+  // overlay, the change set shows it (and holds it for a reviewer: lib/effects/git-danger.ts).
+  const sweep = captured ? null : gitKind === "absent" ? { newRepo: true, absent: [] as string[] } : gitKind === "dir" ? { newRepo: false, absent } : null;
+  return {
+    argv: [status.bwrap, ...args],
+    readOnly: readOnly.paths,
+    release: async () => {
+      await readOnly.release();
+      return sweep ? sweepGitRedirects(ws, sweep).catch(() => []) : [];
+    },
+  };
 }
 
 /**
@@ -626,7 +670,7 @@ function canonical(p: string): string {
 async function protectedPaths(
   ws: string,
   patterns: readonly string[],
-  where: { sourceRoot: string; mountpointRoot: string },
+  where: { sourceRoot: string; mountpointRoot: string; placeholders?: readonly string[] },
 ): Promise<{ args: string[]; paths: string[]; release(): Promise<void> }> {
   const args: string[] = [];
   // Mount sources come from what the box shows at the workspace (the overlay view in capture mode).
@@ -684,6 +728,31 @@ async function protectedPaths(
       current = next;
     }
   }
+  // Placeholders (capture only): a missing redirect file gets a harmless read-only stand-in whose
+  // parent directories are bound onto themselves (so they cannot be renamed away). A missing
+  // parent directory is left to the change-set hold.
+  const placeholderFiles: string[] = [];
+  for (const rel of where.placeholders ?? []) {
+    const segments = rel.split("/");
+    let current = ws;
+    const parents: string[] = [];
+    let ok = true;
+    for (const segment of segments.slice(0, -1)) {
+      current = path.join(current, segment);
+      const st = lstatOrNull(current);
+      if (!st || !st.isDirectory() || blocked.some((b) => isInside(b, current))) {
+        ok = false;
+        break;
+      }
+      parents.push(current);
+    }
+    const target = path.join(ws, rel);
+    if (!ok || lstatOrNull(target)) continue;
+    for (const d of parents) selfBound.add(d);
+    args.push("--ro-bind", await placeholderFile(path.basename(rel)), target);
+    protectedRel.add(rel);
+    placeholderFiles.push(path.join(where.mountpointRoot, rel));
+  }
   // Mount points are made only once the whole plan is known (making one changes what exists).
   for (const dir of blocked) {
     const onDisk = path.join(where.mountpointRoot, path.relative(ws, dir));
@@ -697,8 +766,98 @@ async function protectedPaths(
     paths: [...protectedRel].sort(),
     release: async () => {
       for (const dir of created) await releaseMountpoint(dir);
+      // bwrap made each placeholder's mount point, an empty file, in the overlay's upper directory.
+      for (const file of placeholderFiles) {
+        const st = lstatOrNull(file);
+        if (st?.isFile() && st.size === 0) await fsp.unlink(file).catch(() => {});
+      }
     },
   };
+}
+
+function lstatOrNull(p: string): fs.Stats | null {
+  try {
+    return fs.lstatSync(/*turbopackIgnore: true*/ p);
+  } catch {
+    return null;
+  }
+}
+
+function entryKind(p: string): "dir" | "file" | "absent" | "other" {
+  const st = lstatOrNull(p);
+  return !st ? "absent" : st.isDirectory() ? "dir" : st.isFile() ? "file" : "other";
+}
+
+/** What a redirect placeholder holds: `commondir` names the repository itself, the others are empty. */
+async function placeholderFile(name: string): Promise<string> {
+  const dir = path.join(getConfig().dataDir, "sandbox", "placeholders");
+  const file = path.join(dir, name === "commondir" ? "commondir" : "empty");
+  if (!fs.existsSync(/*turbopackIgnore: true*/ file)) {
+    await fsp.mkdir(dir, { recursive: true, mode: 0o755 });
+    const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString("hex")}`;
+    await fsp.writeFile(tmp, name === "commondir" ? ".\n" : "", { mode: 0o444 });
+    await fsp.rename(tmp, file);
+  }
+  return file;
+}
+
+/**
+ * After a command ran directly on the workspace: moves out every git file it created through
+ * which git would later take configuration or code from elsewhere, into the data directory
+ * (`sandbox/quarantine/<time>-<random>/`, nothing is lost):
+ * - in the root's existing repository, each redirect file (`absent`: those missing before);
+ * - in a repository the command created at the root (`newRepo`): a `.git` file, the redirect
+ *   files, installed hooks (not `*.sample`), `info/attributes`, `worktrees/`, `modules/`, and a
+ *   `config` or `config.worktree` with any key not known to be inert (git's own parser decides).
+ */
+async function sweepGitRedirects(ws: string, what: { newRepo: boolean; absent: readonly string[] }): Promise<RemovedEntry[]> {
+  const found: RemovedEntry[] = [];
+  const has = (rel: string) => lstatOrNull(path.join(ws, rel)) !== null;
+  const redirects = (list: readonly string[]) => {
+    for (const rel of list) {
+      if (!has(rel)) continue;
+      const what = rel.endsWith("alternates") ? "would make git read objects from elsewhere" : rel.endsWith("attributes") ? "names filter and diff drivers git runs" : "would make git read configuration and hooks from elsewhere";
+      found.push({ path: rel, why: `${rel} ${what}` });
+    }
+  };
+  if (!what.newRepo) redirects(what.absent);
+  else {
+    const kind = entryKind(path.join(ws, ".git"));
+    if (kind === "file" || kind === "other") found.push({ path: ".git", why: ".git (a file) would name another directory as this repository" });
+    if (kind === "dir") {
+      redirects(BUILTIN_READONLY_IF_PRESENT);
+      const hooks = await fsp.readdir(path.join(ws, ".git", "hooks")).catch(() => [] as string[]);
+      for (const h of hooks) if (!h.endsWith(".sample")) found.push({ path: `.git/hooks/${h}`, why: `.git/hooks/${h} is a git hook (runs on commit, checkout or push)` });
+      for (const rel of [".git/worktrees", ".git/modules"]) if (has(rel)) found.push({ path: rel, why: `${rel} names programs or repositories git uses` });
+      for (const rel of [".git/config", ".git/config.worktree"]) {
+        if (!has(rel) || found.some((f) => f.path === rel)) continue;
+        const entries = await readGitConfig(path.join(ws, rel));
+        const risky = entries === null ? ["(unreadable)"] : riskyKeys(entries, () => false);
+        if (risky.length) found.push({ path: rel, why: `${rel} sets ${risky.slice(0, 4).join(", ")} (may run programs when anyone runs git)` });
+      }
+    }
+  }
+  if (found.length === 0) return [];
+  const dest = path.join(getConfig().dataDir, "sandbox", "quarantine", `${new Date().toISOString().replace(/[:.]/g, "-")}-${crypto.randomBytes(4).toString("hex")}`);
+  const moved: RemovedEntry[] = [];
+  for (const f of found) {
+    const from = path.join(ws, f.path);
+    const to = path.join(dest, f.path);
+    try {
+      await fsp.mkdir(path.dirname(to), { recursive: true, mode: 0o700 });
+      try {
+        await fsp.rename(from, to);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "EXDEV") throw e;
+        await fsp.cp(from, to, { recursive: true, verbatimSymlinks: true });
+        await fsp.rm(from, { recursive: true, force: true });
+      }
+      moved.push(f);
+    } catch {
+      // Could not be moved (already gone): nothing to report for it.
+    }
+  }
+  return moved;
 }
 
 function isSymlink(p: string): boolean {
