@@ -812,7 +812,7 @@ async function placeholderFile(name: string): Promise<string> {
  */
 async function sweepGitRedirects(ws: string, what: { newRepo: boolean; absent: readonly string[] }): Promise<RemovedEntry[]> {
   const found: RemovedEntry[] = [];
-  const has = (rel: string) => lstatOrNull(path.join(ws, rel)) !== null;
+  const has = (rel: string) => lstatOrNull(path.join(/*turbopackIgnore: true*/ ws, rel)) !== null;
   const redirects = (list: readonly string[]) => {
     for (const rel of list) {
       if (!has(rel)) continue;
@@ -822,16 +822,16 @@ async function sweepGitRedirects(ws: string, what: { newRepo: boolean; absent: r
   };
   if (!what.newRepo) redirects(what.absent);
   else {
-    const kind = entryKind(path.join(ws, ".git"));
+    const kind = entryKind(path.join(/*turbopackIgnore: true*/ ws, ".git"));
     if (kind === "file" || kind === "other") found.push({ path: ".git", why: ".git (a file) would name another directory as this repository" });
     if (kind === "dir") {
       redirects(BUILTIN_READONLY_IF_PRESENT);
-      const hooks = await fsp.readdir(path.join(ws, ".git", "hooks")).catch(() => [] as string[]);
+      const hooks = await fsp.readdir(path.join(/*turbopackIgnore: true*/ ws, ".git", "hooks")).catch(() => [] as string[]);
       for (const h of hooks) if (!h.endsWith(".sample")) found.push({ path: `.git/hooks/${h}`, why: `.git/hooks/${h} is a git hook (runs on commit, checkout or push)` });
       for (const rel of [".git/worktrees", ".git/modules"]) if (has(rel)) found.push({ path: rel, why: `${rel} names programs or repositories git uses` });
       for (const rel of [".git/config", ".git/config.worktree"]) {
         if (!has(rel) || found.some((f) => f.path === rel)) continue;
-        const entries = await readGitConfig(path.join(ws, rel));
+        const entries = await readGitConfig(path.join(/*turbopackIgnore: true*/ ws, rel));
         const risky = entries === null ? ["(unreadable)"] : riskyKeys(entries, () => false);
         if (risky.length) found.push({ path: rel, why: `${rel} sets ${risky.slice(0, 4).join(", ")} (may run programs when anyone runs git)` });
       }
@@ -841,7 +841,7 @@ async function sweepGitRedirects(ws: string, what: { newRepo: boolean; absent: r
   const dest = path.join(getConfig().dataDir, "sandbox", "quarantine", `${new Date().toISOString().replace(/[:.]/g, "-")}-${crypto.randomBytes(4).toString("hex")}`);
   const moved: RemovedEntry[] = [];
   for (const f of found) {
-    const from = path.join(ws, f.path);
+    const from = path.join(/*turbopackIgnore: true*/ ws, f.path);
     const to = path.join(dest, f.path);
     try {
       await fsp.mkdir(path.dirname(to), { recursive: true, mode: 0o700 });
