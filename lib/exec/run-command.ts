@@ -212,9 +212,10 @@ export async function runCommand(options: RunCommandOptions): Promise<RunResult>
     const waited = slot?.waitedMs ?? 0;
     for (let attempt = 1; ; attempt++) {
       try {
-        // The timeout counts from the call: a slot's wait, and any earlier try, are spent.
-        const timeoutMs = attempt === 1 ? options.timeoutMs - waited : Math.round(options.timeoutMs - (performance.now() - queuedAt));
-        return await runInSlot({ ...options, timeoutMs: Math.max(1, timeoutMs) }, waited);
+        // The timeout counts from the call, less a slot's wait; a try whose box bwrap could not
+        // build ran nothing, so it does not count (it takes milliseconds, and its rescan
+        // at most a few seconds).
+        return await runInSlot({ ...options, timeoutMs: Math.max(1, options.timeoutMs - waited) }, waited);
       } catch (e) {
         // bwrap could not build the box, so nothing of the command ran. The usual cause is a
         // masked system file that vanished (or changed type) after the box was planned: scan
