@@ -4,7 +4,7 @@ import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
 import { capDiff, diffFileBytes, diffTexts } from "@/lib/diff/unified";
 import { inPool, type ContentSource } from "@/lib/effects/apply";
-import { gitDanger } from "@/lib/effects/git-danger";
+import { configIsInert, gitDanger } from "@/lib/effects/git-danger";
 import type { FileChangeRow } from "@/lib/effects/journal";
 import type { ChangeEntry, ChangeKind } from "@/lib/effects/read-change-set";
 import { SENSITIVE_PATHS } from "@/lib/policy/default-rules";
@@ -185,7 +185,9 @@ export async function stageEntries(input: {
     }
     const base = path.posix.basename(e.path);
     const pointerText = after && after.length <= 4096 && (base === "commondir" || base === ".git" || base.endsWith("alternates")) ? after.toString("utf8") : null;
-    const danger = e.after && e.after.type !== "dir" ? gitDanger(e.path, pointerText, changedPaths) : null;
+    let danger = e.after && e.after.type !== "dir" ? gitDanger(e.path, pointerText, changedPaths) : null;
+    // A configuration that sets only inert keys (a fresh `git init`'s) runs nothing: not held for it.
+    if (danger && after && (base === "config" || base === "config.worktree") && (await configIsInert(after))) danger = null;
     if (danger) gitDangers[seq] = danger;
     loaded[seq] = { row, diff: !bulk && (before || after) ? fileDiff(e.path, before, after, e) : null };
   });

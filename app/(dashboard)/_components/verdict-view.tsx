@@ -1,3 +1,4 @@
+import { groupReasons } from "@/lib/dashboard/reasons";
 import type { PolicyVerdict } from "@/lib/policy/types";
 import { DecisionBadge } from "./badges";
 import { RevealedText } from "./revealed-text";
@@ -29,7 +30,8 @@ export function verdictRisks(verdict: PolicyVerdict | null): RiskLabel[] {
 
 /**
  * The dangers of a call, named first and in words: one line per risk label with its heading and
- * the policy's sentence; then the reasons the policy gave, readable as a list.
+ * the policy's sentence; then the reasons the policy gave, readable as a list (many per-path
+ * reasons of one kind folded into one line: lib/dashboard/reasons.ts).
  */
 export function RisksAndReasons({ verdict }: { verdict: PolicyVerdict | null }) {
   const risks = verdictRisks(verdict);
@@ -52,9 +54,9 @@ export function RisksAndReasons({ verdict }: { verdict: PolicyVerdict | null }) 
         <div>
           <div className="text-xs font-semibold uppercase tracking-wide text-zinc-700 dark:text-zinc-300">{verdict?.decision === "ask" ? "Why it asks" : "Why"}</div>
           <ul className="list-disc space-y-0.5 pl-5" data-testid="verdict-reasons">
-            {reasons.map((r, i) => (
-              <li key={i}>
-                <RevealedText text={r} />
+            {groupReasons(reasons).map((r, i) => (
+              <li key={i} {...(r.count > 1 && { "data-count": r.count })}>
+                <RevealedText text={r.text} />
               </li>
             ))}
           </ul>
