@@ -214,7 +214,7 @@ export async function decideCall(caller: Caller, toolName: string, rawArgs: unkn
       ...(subject.command && { command: { command: subject.command.command, cwd: fenced.cwd?.absolute, grants: subject.command.grants } }),
       ...(subject.url !== undefined && { url: subject.url }),
     },
-    { door: caller.door, ...(caller.cwdUnknown && { cwdUnknown: caller.cwdUnknown }) },
+    { door: caller.door, sessionId, ...(caller.cwdUnknown && { cwdUnknown: caller.cwdUnknown }) },
   );
   // The verdict carries the parsed command's words: stored masked like the arguments.
   const decisionColumns = { decision: verdict.decision, decisionJson: decisionColumn.encode(redactValue(verdict)) };
@@ -332,10 +332,10 @@ function invalidArguments(error: z.ZodError): ErrorBody {
   );
 }
 
-type FenceResult = { paths: FencedPath[]; cwd: FencedPath | null } | { error: ErrorBody; notes: AuditNotes };
+export type FenceResult = { paths: FencedPath[]; cwd: FencedPath | null } | { error: ErrorBody; notes: AuditNotes };
 
 /** Fences every path argument and the cwd; the first refusal ends the call. */
-async function fenceSubject(workspace: Workspace, paths: string[], cwd: string | undefined): Promise<FenceResult> {
+export async function fenceSubject(workspace: Workspace, paths: string[], cwd: string | undefined): Promise<FenceResult> {
   const out: FencedPath[] = [];
   for (const raw of [...paths, ...(cwd !== undefined ? [cwd] : [])]) {
     try {

@@ -37,6 +37,9 @@ export function readOnlyContext(callId: string, workspace: Workspace, timeoutMs 
  *   environment, which the gateway does not know (`envUnknown: true`: no variable has a known value).
  * @param options.cwdUnknown why the command's real working directory is not known (a hook call
  *   without a usable `cwd`): the policy then judges no relative path and asks with this reason.
+ * @param options.sessionId the call's session (rules scoped to another session do not apply);
+ *   the workspace is always `workspace`. `extraRules`: rules to decide with besides the stored
+ *   ones (checking a grant before it is saved).
  * @returns the verdict with the deciding rule and, for commands, every part's decision. For
  *   run_command the sandbox is part of the question (`boxed`, `sandboxProblem`, `grants`), and
  *   whatever the rules say, the gateway never lets a command past without a reviewer when it
@@ -47,7 +50,7 @@ export async function askPolicy(
   tool: ToolDefinition,
   workspace: Workspace,
   subject: { paths: string[]; command?: { command: string; cwd?: string; grants?: SandboxGrants }; url?: string },
-  options: { door?: "http" | "mcp" | "cli" | "hook" | "dashboard"; cwdUnknown?: string } = {},
+  options: { door?: "http" | "mcp" | "cli" | "hook" | "dashboard"; cwdUnknown?: string; sessionId?: string; extraRules?: PolicyRuleData[] } = {},
 ): Promise<PolicyVerdict> {
   const box = tool.name === "run_command" ? commandBox(options.door) : null;
   const grants = subject.command?.grants;
@@ -58,6 +61,8 @@ export async function askPolicy(
   const input: PolicyInput = {
     tool: tool.name,
     risk: tool.risk,
+    workspaceId: workspace.id,
+    ...(options.sessionId && { sessionId: options.sessionId }),
     paths: subject.paths,
     workspaceRoot: workspace.root,
     ...(subject.command && {
@@ -74,7 +79,7 @@ export async function askPolicy(
     ...(box && { boxed: box.boxed, ...(box.problem && { sandboxProblem: box.problem }) }),
     ...(grants && Object.values(grants).some(Boolean) && { grants }),
   };
-  const rules = await loadRules();
+  const rules = options.extraRules ? [...(await loadRules()), ...options.extraRules] : await loadRules();
   const verdict = await decide(input, rules);
   return box ? reviewSandbox(narrowNetworkGrant(verdict, rules), input) : verdict;
 }

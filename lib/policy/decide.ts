@@ -1,4 +1,5 @@
 import { classifyCommandLine } from "@/lib/policy/command-policy";
+import { liftByPathGrant } from "@/lib/policy/grants";
 import { activeRules, bySeverityDesc, combineRuleOptions, globMatches, isToolRule, maxDecision, ruleRef } from "@/lib/policy/rule-match";
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -24,6 +25,8 @@ import type { Decision, PolicyInput, PolicyRuleData, PolicyVerdict } from "@/lib
  *   `isStaticallyModelled`); when the sandbox is unavailable (`sandboxProblem`) every command asks.
  * - A path tool naming an existing regular file with more than one hard link asks, naming the
  *   link count (docs/SECURITY.md "Hard links"), when `input.workspaceRoot` is given.
+ * - Rules scoped to another workspace or session, and expired ones, do not apply (rule-match.ts
+ *   `ruleInScope`); a grant (grants.ts) turns only a generic ask into allow.
  * - Every verdict carries `risks`: the dangers named for the reviewer (risks.ts).
  * - Options (run_command limits, `redact`; lib/policy/types.ts RuleOptions) come from the rules
  *   that apply to the call, whatever their decision: for a path tool every matching rule, for a
@@ -36,11 +39,13 @@ import type { Decision, PolicyInput, PolicyRuleData, PolicyVerdict } from "@/lib
  * Never throws for any input an agent can send.
  */
 export async function decide(input: PolicyInput, rules: PolicyRuleData[]): Promise<PolicyVerdict> {
-  const active = activeRules(rules, input.tool);
+  const scope = { workspaceId: input.workspaceId, sessionId: input.sessionId, now: input.now ?? Date.now() };
+  const active = activeRules(rules, input.tool, scope);
   if (input.command) {
     const c = await classifyCommandLine(
       { ...input.command, boxed: input.boxed ?? false, ...(input.sandboxProblem && { sandboxProblem: input.sandboxProblem }), ...(input.grants?.network && { network: true }) },
       rules,
+      scope,
     );
     const deciding = new Set(c.parts.map((p) => p.rule?.id));
     const applying = active.filter((r) => deciding.has(r.id) || isToolRule(r));
@@ -50,7 +55,7 @@ export async function decide(input: PolicyInput, rules: PolicyRuleData[]): Promi
     }
     return verdict;
   }
-  const verdict = decideByPath(input, active);
+  const verdict = liftByPathGrant(decideByPath(input, active), input, active);
   const risks = new RiskSet();
   if (input.tool === "fetch_url" || input.risk === "network") risks.add("network_egress", `${input.tool} sends a request${input.url ? ` to ${hostOf(input.url)}` : ""} over the network`);
   for (const p of input.paths) {
