@@ -8,6 +8,8 @@ import { createRuleAction } from "./actions";
 import { RuleForm } from "./_components/rule-form";
 import { RuleItem } from "./_components/rule-item";
 import { TryIt } from "./_components/try-it";
+import { GrantList } from "./_components/grant-list";
+import { listGrants } from "@/lib/approvals/grants";
 
 export const metadata: Metadata = { title: "Policy" };
 
@@ -22,7 +24,7 @@ export default async function PolicyPage() {
 }
 
 async function Policy() {
-  const rules = await listRules();
+  const [rules, grants] = await Promise.all([listRules(), listGrants()]);
   const tools = ruleToolNames();
   return (
     <>
@@ -44,6 +46,9 @@ async function Policy() {
               ))}
             </ol>
           )}
+        </Card>
+        <Card title={`Grants from approvals (${grants.filter((g) => g.state === "active").length} active)`}>
+          <GrantList grants={grants} />
         </Card>
         <Card title="Add a rule">
           <RuleForm action={createRuleAction} tools={tools} submitLabel="Add rule" testId="add-rule" />
