@@ -89,7 +89,7 @@ export async function planGrant(row: Row, args: unknown, request: GrantRequest, 
 
   const stored = await loadRules();
   for (const rule of rules) {
-    const problem = rule.command !== null ? commandGrantProblem(rule.command) : pathGrantProblem(rule.pathGlob!, row.tool, stored);
+    const problem = rule.command !== null ? commandGrantProblem(rule.command, stored) : pathGrantProblem(rule.pathGlob!, row.tool, stored);
     if (problem) return refused(problem, { pattern: rule.command ?? rule.pathGlob });
   }
 

@@ -104,9 +104,10 @@ const CODE_OPTIONS = new Set(["-c", "-e", "--eval", "-E", "-p", "--print", "-r"]
  * Why a command pattern cannot be a grant, or null when it can: it must name a program (a fixed
  * first word, not `*`, not a `[…]` placeholder), that program must not be a shell or a program
  * that runs another one (`sh`, `env`, `xargs`, `sudo`, …), and an interpreter's inline code
- * (`python3 -c *`) cannot be granted.
+ * (`python3 -c *`) cannot be granted; nor can a pattern that also covers a command some rule
+ * denies or asks for (`git *` when `git push *` is denied).
  */
-export function commandGrantProblem(pattern: string): string | null {
+export function commandGrantProblem(pattern: string, rules: readonly PolicyRuleData[] = []): string | null {
   const parsed = parseCommandPattern(pattern);
   const first = parsed.words[0];
   if (pattern.length > 500) return "the pattern is longer than 500 characters";
@@ -115,6 +116,14 @@ export function commandGrantProblem(pattern: string): string | null {
   const name = path.posix.basename(first);
   if (WRAPPERS.has(name)) return `${name} runs other programs: a grant for it would allow any command`;
   if (parsed.words.slice(1).some((w) => CODE_OPTIONS.has(w))) return `a grant cannot allow inline code (${parsed.words.find((w, i) => i > 0 && CODE_OPTIONS.has(w))})`;
+  // A deny or ask rule for commands this pattern also covers (`git *` over a deny of `git push *`).
+  for (const rule of rules) {
+    if (!rule.enabled || isGrant(rule) || !rule.command || rule.decision === "allow" || (rule.tool !== "run_command" && rule.tool !== "*")) continue;
+    const words = parseCommandPattern(rule.command).words.map((w) => (w === "*" ? "x" : w));
+    if (words.length === 0) continue;
+    const covered = matchCommandPattern(parsed, { tokens: words.map((value) => ({ value, glob: false })), openEnded: false }, false) === "match";
+    if (covered) return `the pattern also covers ${rule.command} (${rule.decision === "deny" ? "denied" : "asked"} by rule ${rule.id}${rule.note ? `: ${rule.note}` : ""}): a grant never lifts that; name a narrower pattern`;
+  }
   return null;
 }
 

@@ -194,6 +194,14 @@ describe("checks at creation", () => {
     for (const p of ["python3 -m pytest *", "npm test *", "git add *", "make build"]) expect(commandGrantProblem(p), p).toBeNull();
   });
 
+  it("refuses a command pattern that also covers a denied or asked command", () => {
+    const rules = [...DEFAULT_RULES, rule("op:deny-push", { command: "git push *" }, "deny", 50), rule("op:ask-publish", { command: "npm publish" }, "ask", 50)];
+    expect(commandGrantProblem("git *", rules)).toMatch(/git push \* \(denied by rule op:deny-push/);
+    expect(commandGrantProblem("npm *", rules)).toMatch(/op:ask-publish/);
+    expect(commandGrantProblem("git add *", rules)).toBeNull();
+    expect(commandGrantProblem("npm test *", rules)).toBeNull();
+  });
+
   it("refuses path globs that reach a sensitive path or leave the workspace", () => {
     for (const g of ["**", "*", "**/*", ".env*", "**/.env", ".git/**", "**/*.pem", "config/**", "**/id_rsa", "/etc/passwd", "../x/*.ts", "!src/**", "{src,.git}/**"]) {
       expect(pathGrantProblem(g, "write_file", DEFAULT_RULES), g).not.toBeNull();
