@@ -31,7 +31,7 @@ beforeAll(async () => {
     "operator",
     stamp(Date.now()),
   ]);
-});
+}, 1_200_000);
 
 afterAll(async () => {
   await other?.stop();
@@ -106,7 +106,7 @@ describe("a path grant from an approval", () => {
     expect(fs.existsSync(path.join(server.workspace, "src/.env.ts"))).toBe(false);
   });
 
-  it("does not reach another workspace served from the same database", async () => {
+  it("does not reach another workspace served from the same database", { timeout: 600_000 }, async () => {
     // A workspace-wide grant, then a second server (another workspace root) on the same database.
     const first = await queued("write_file", { path: "src/lib/w.ts", content: "w\n" }, "gamma");
     const res = await approve(first, { scope: "workspace", expires_in_s: HOUR, path_glob: "src/lib/*.ts" });

@@ -1,6 +1,5 @@
 "use server";
 
-import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { requireReviewerPage } from "@/lib/dashboard/auth";
 import { markReviewed, revertFromReview } from "@/lib/dashboard/review";
@@ -21,8 +20,7 @@ export async function markReviewedAction(_prev: ReviewActionState, form: FormDat
   const parsed = Ids.safeParse(String(raw).split(",").filter(Boolean));
   if (!parsed.success) return { ok: false, message: "Nothing to mark." };
   const marked = await markReviewed(parsed.data, reviewer.login);
-  revalidatePath(`/sessions/${sessionId}/review`);
-  revalidatePath("/sessions");
+  // No revalidation: the cards stay in view with their new state (the page reloads fresh).
   return { ok: true, message: marked.length === 1 ? "Marked reviewed." : `${marked.length} changes marked reviewed.`, callIds: marked };
 }
 
@@ -36,7 +34,6 @@ export async function revertFromReviewAction(_prev: ReviewActionState, form: For
   const callId = z.string().min(1).max(100).parse(String(form.get("callId") ?? ""));
   const reviewer = await requireReviewerPage(`/sessions/${sessionId}/review`);
   const envelope = await revertFromReview(callId, reviewer.login);
-  revalidatePath(`/sessions/${sessionId}/review`);
   if (envelope.ok) {
     const c = (envelope.data as { changes?: { created: number; modified: number; deleted: number } }).changes;
     return { ok: true, message: `Reverted${c ? `: ${c.created} created, ${c.modified} modified, ${c.deleted} deleted` : ""} (revert call ${envelope.call_id}).`, callIds: [callId] };

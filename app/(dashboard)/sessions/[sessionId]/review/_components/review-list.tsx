@@ -17,20 +17,21 @@ import { markReviewedAction, revertFromReviewAction, type ReviewActionState } fr
 export function ReviewList({ sessionId, items }: { sessionId: string; items: ReviewItem[] }) {
   const unseen = items.filter((i) => i.reviewedAt === null);
   const [allState, markAll, markingAll] = useActionState(markReviewedAction, null);
+  const allDone = allState?.ok === true;
   return (
     <div className="space-y-4">
       {unseen.length > 0 && (
         <form action={markAll} className="flex flex-wrap items-center gap-2" data-testid="mark-all">
           <input type="hidden" name="sessionId" value={sessionId} />
           <input type="hidden" name="callIds" value={unseen.map((i) => i.callId).join(",")} />
-          <button type="submit" className={BUTTON.primary} disabled={markingAll}>
+          <button type="submit" className={BUTTON.primary} disabled={markingAll || allDone}>
             Mark all {unseen.length} shown reviewed
           </button>
           {allState && <Message state={allState} />}
         </form>
       )}
       {items.map((item) => (
-        <ReviewCard key={item.callId} sessionId={sessionId} item={item} />
+        <ReviewCard key={item.callId} sessionId={sessionId} item={item} markedByAll={allState?.ok === true && (allState.callIds ?? []).includes(item.callId)} />
       ))}
     </div>
   );
@@ -44,9 +45,10 @@ function Message({ state }: { state: NonNullable<ReviewActionState> }) {
   );
 }
 
-function ReviewCard({ sessionId, item }: { sessionId: string; item: ReviewItem }) {
+function ReviewCard({ sessionId, item, markedByAll }: { sessionId: string; item: ReviewItem; markedByAll: boolean }) {
   const [markState, mark, marking] = useActionState(markReviewedAction, null);
   const [revertState, revert, reverting] = useActionState(revertFromReviewAction, null);
+  const reviewedHere = markedByAll || markState?.ok === true || revertState?.ok === true;
   const counts = (
     <span>
       <span className="text-emerald-800 dark:text-emerald-400">+{item.additions}</span> <span className="text-red-800 dark:text-red-400">−{item.deletions}</span> lines
@@ -56,7 +58,7 @@ function ReviewCard({ sessionId, item }: { sessionId: string; item: ReviewItem }
   );
   return (
     <Card>
-      <div className="min-w-0 space-y-2" data-testid="review-item" data-call-id={item.callId} data-reviewed={item.reviewedAt ? "true" : "false"}>
+      <div className="min-w-0 space-y-2" data-testid="review-item" data-call-id={item.callId} data-reviewed={item.reviewedAt || reviewedHere ? "true" : "false"}>
         <div className="flex flex-wrap items-baseline justify-between gap-2">
           <h2 className="min-w-0 break-words font-mono text-sm font-semibold">
             {item.tool} <RevealedText text={(item.target ?? "").slice(0, 300)} />
@@ -74,6 +76,8 @@ function ReviewCard({ sessionId, item }: { sessionId: string; item: ReviewItem }
             <span className="text-sm text-zinc-700 dark:text-zinc-300" data-testid="reviewed-by">
               Reviewed by {item.reviewedBy} at {formatTime(item.reviewedAt)}
             </span>
+          ) : reviewedHere ? (
+            <span className="text-sm font-medium text-emerald-800 dark:text-emerald-300">Reviewed</span>
           ) : (
             <form action={mark}>
               <input type="hidden" name="sessionId" value={sessionId} />
@@ -83,6 +87,7 @@ function ReviewCard({ sessionId, item }: { sessionId: string; item: ReviewItem }
               </button>
             </form>
           )}
+          {revertState?.ok !== true && (
           <form
             action={revert}
             onSubmit={(e) => {
@@ -95,6 +100,7 @@ function ReviewCard({ sessionId, item }: { sessionId: string; item: ReviewItem }
               Revert
             </button>
           </form>
+          )}
           {markState && <Message state={markState} />}
           {revertState && (
             <span data-testid="revert-result">
