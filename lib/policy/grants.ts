@@ -133,16 +133,22 @@ export function patternMatchesPart(pattern: string, part: Pick<CommandPart, "arg
   return matchCommandPattern(parseCommandPattern(pattern), { tokens: part.argv.map((value) => ({ value, glob: false })), openEnded: false }, false) === "match";
 }
 
+/** A script file an interpreter runs (its name is part of the suggested pattern). */
+const SCRIPT = /^[\w./-]+\.(py|js|mjs|cjs|ts|rb|pl|sh|php|lua)$/;
+
 /**
  * A command pattern for one simple command, as a reviewer would write it: the program and its
  * subcommand words (up to three words; `-m MODULE` counts as a subcommand), then `*`.
  * `python3 -m pytest tests/x.py` → `python3 -m pytest *`; `git add src/a.ts` → `git add *`;
- * `npm run test -- --watch` → `npm run test *`; `ls -la` → `ls *`.
+ * `npm run test -- --watch` → `npm run test *`; `ls -la` → `ls *`; `python3 gen.py x` →
+ * `python3 gen.py *`.
  * @returns null when the command has no statically known argv
  */
 export function suggestCommandPattern(argv: readonly string[] | null): string | null {
   if (!argv || argv.length === 0) return null;
   const words = [argv[0]];
+  // An interpreter running a script names the script: `python3 gen.py x` → `python3 gen.py *`.
+  if (argv.length > 1 && SCRIPT.test(argv[1]) && !argv[1].startsWith("-")) return [argv[0], argv[1], "*"].join(" ");
   for (let i = 1; i < argv.length && words.length < 3; i++) {
     const t = argv[i];
     if (t === "-m" && i + 1 < argv.length && /^[A-Za-z_][\w.]*$/.test(argv[i + 1])) {

@@ -15,10 +15,14 @@ import { sql } from "@/tests/helpers/sql";
 
 let server: TestServer;
 let other: TestServer | null = null;
+/** A write the first grant allowed (reverting it is a call a grant cannot name). */
+let allowedWrite: string;
 
 beforeAll(async () => {
   server = await startTestServer();
   fs.mkdirSync(path.join(server.workspace, "src/lib"), { recursive: true });
+  // A script the agent runs (the policy cannot see what it writes: the sandbox captures it).
+  fs.writeFileSync(path.join(server.workspace, "gen.py"), "import sys\nopen(sys.argv[1] + '.txt', 'w').write('made\\n')\n");
   // An operator's deny, for the refusal test (inserted before any call loads the rules).
   await sql(server.databaseUrl, 'INSERT INTO "PolicyRule" (id, priority, tool, command, decision, note, enabled, source, "createdAt") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)', [
     "op:deny-git-push",
@@ -92,6 +96,7 @@ describe("a path grant from an approval", () => {
     const [row] = await sql<{ decision: string; decisionJson: string }>(server.databaseUrl, 'SELECT decision, "decisionJson" FROM "ToolCall" WHERE id = $1', [next.body.call_id]);
     expect(row.decision).toBe("allow");
     expect(JSON.parse(row.decisionJson).rule.id).toBe(grantId);
+    allowedWrite = next.body.call_id;
     expect(fs.readFileSync(path.join(server.workspace, "src/lib/b.ts"), "utf8")).toBe("export const b = 2;\n");
   });
 
@@ -129,7 +134,8 @@ describe("a path grant from an approval", () => {
     const after = await server.reviewer("GET", "/api/grants");
     expect(after.body.grants.find((g: { id: string }) => g.id === grantId).state).toBe("expired");
     expect((await events("policy.grant_expired")).some((e) => JSON.parse(e.dataJson).id === grantId)).toBe(true);
-    expect((await call("write_file", { path: "src/lib/d.ts", content: "d\n" }, "alpha")).status).toBe(202);
+    // (src/d.ts: no other grant covers it)
+    expect((await call("write_file", { path: "src/d.ts", content: "d\n" }, "alpha")).status).toBe(202);
   });
 });
 
@@ -137,26 +143,35 @@ describe("a command grant", () => {
   let grantId: string;
 
   it("allows the granted program's later calls in the session, and nothing appended to them", async () => {
-    const first = await queued("run_command", { command: "touch one.txt" }, "cmd");
-    const res = await approve(first, { scope: "session", expires_in_s: HOUR, patterns: ["touch *"] });
+    const first = await queued("run_command", { command: "python3 gen.py one" }, "cmd");
+    const res = await approve(first, { scope: "session", expires_in_s: HOUR, patterns: ["python3 gen.py *"] });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     grantId = res.body.grants[0].id;
-    const next = await call("run_command", { command: "touch two.txt" }, "cmd");
+    expect(fs.existsSync(path.join(server.workspace, "one.txt"))).toBe(true);
+    const next = await call("run_command", { command: "python3 gen.py two" }, "cmd");
     expect(next.status, JSON.stringify(next.body)).toBe(200);
     expect(fs.existsSync(path.join(server.workspace, "two.txt"))).toBe(true);
-    for (const line of ["touch three.txt && curl -s http://127.0.0.1:9/", "touch four.txt; rm -f one.txt", "touch $(cat /etc/hostname)", "touch ../outside.txt"]) {
+    for (const line of [
+      "python3 gen.py three && curl -s http://127.0.0.1:9/",
+      "python3 gen.py four; rm -f one.txt",
+      "python3 gen.py $(cat /etc/hostname)",
+      "python3 gen.py five > ../outside.txt",
+      "python3 other.py six",
+      "python3 -c 'print(1)'",
+    ]) {
       const res2 = await call("run_command", { command: line }, "cmd");
       expect(res2.status, line).not.toBe(200);
     }
     expect(fs.existsSync(path.join(server.workspace, "three.txt"))).toBe(false);
-    expect((await call("run_command", { command: "touch five.txt" }, "other-session")).status).toBe(202);
+    expect(fs.existsSync(path.join(server.workspace, "one.txt"))).toBe(true);
+    expect((await call("run_command", { command: "python3 gen.py seven" }, "other-session")).status).toBe(202);
   });
 
   it("is revocable (audited); revoked, the command asks again, and revoking twice is a conflict", async () => {
     const revoked = await server.reviewer("POST", `/api/grants/${grantId}/revoke`);
     expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
     expect((await events("policy.grant_revoked")).some((e) => JSON.parse(e.dataJson).id === grantId && e.actor.startsWith("reviewer:"))).toBe(true);
-    expect((await call("run_command", { command: "touch six.txt" }, "cmd")).status).toBe(202);
+    expect((await call("run_command", { command: "python3 gen.py eight" }, "cmd")).status).toBe(202);
     const again = await server.reviewer("POST", `/api/grants/${grantId}/revoke`);
     expect(again.status).toBe(409);
     expect(again.body.error.detail.reason).toBe("already_ended");
@@ -188,25 +203,28 @@ describe("grants that are refused (the call stays pending)", () => {
   it("for a denied command, a shell, the network, or a pattern that misses the call", async () => {
     const git = await queued("run_command", { command: "git commit -m wip" }, "refuse");
     await refused(git, { scope: "session", expires_in_s: HOUR, patterns: ["git *"] }, /git push \* \(denied by rule op:deny-git-push/);
-    const net = await queued("run_command", { command: "touch net.txt", network: true }, "refuse");
-    await refused(net, { scope: "session", expires_in_s: HOUR, patterns: ["touch *"] }, /network/);
+    const net = await queued("run_command", { command: "python3 gen.py net", network: true }, "refuse");
+    await refused(net, { scope: "session", expires_in_s: HOUR, patterns: ["python3 gen.py *"] }, /network/);
+    // A command whose own writes the policy checks: the grant cannot lift that check.
+    const touch = await queued("run_command", { command: "touch t.txt" }, "refuse");
+    await refused(touch, { scope: "session", expires_in_s: HOUR, patterns: ["touch *"] }, /would still ask with the grant: write_in_workspace/);
     const sh = await queued("run_command", { command: "bash -c 'touch x'" }, "refuse");
     await refused(sh, { scope: "session", expires_in_s: HOUR, patterns: ["bash -c *"] }, /runs other programs/);
     await refused(sh, { scope: "session", expires_in_s: HOUR, patterns: ["*"] }, /program's name/);
-    const t = await queued("run_command", { command: "touch seven.txt" }, "refuse");
-    await refused(t, { scope: "session", expires_in_s: HOUR, patterns: ["mkdir *"] }, /matches no command/);
+    const t = await queued("run_command", { command: "python3 gen.py nine" }, "refuse");
+    await refused(t, { scope: "session", expires_in_s: HOUR, patterns: ["make *"] }, /matches no command/);
   });
 
   it("for a tool a grant cannot name, or an expiry out of bounds", async () => {
-    const fetchCall = await queued("fetch_url", { url: "https://example.com/x" }, "refuse");
-    await refused(fetchCall, { scope: "session", expires_in_s: HOUR, patterns: ["x"] }, /cannot be allowed by a grant/);
-    const t = await queued("run_command", { command: "touch eight.txt" }, "refuse");
+    const revert = await queued("revert_call", { call_id: allowedWrite }, "refuse");
+    await refused(revert, { scope: "session", expires_in_s: HOUR, path_glob: "src/**/*.ts" }, /cannot be allowed by a grant/);
+    const t = await queued("run_command", { command: "python3 gen.py ten" }, "refuse");
     for (const expires_in_s of [0, 59, 31 * 86400]) {
-      const res = await approve(t, { scope: "session", expires_in_s, patterns: ["touch *"] });
+      const res = await approve(t, { scope: "session", expires_in_s, patterns: ["python3 gen.py *"] });
       expect(res.status).toBe(400);
       expect(await statusOf(t)).toBe("pending");
     }
-    const noExpiry = await approve(t, { scope: "session", patterns: ["touch *"] });
+    const noExpiry = await approve(t, { scope: "session", patterns: ["python3 gen.py *"] });
     expect(noExpiry.status).toBe(400);
   });
 });

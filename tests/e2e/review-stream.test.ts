@@ -8,7 +8,7 @@ import { launchChromium, logPageErrors, reviewerContext, screenshot, signIn, sql
 
 /**
  * The review stream in a real browser: changes an agent made without anyone being asked (an
- * operator's rules allow writes and `touch`) are counted per session (sessions list, session
+ * operator's rules allow writes and a script) are counted per session (sessions list, session
  * page, navigation, overview), shown with their diffs, marked reviewed one by one or all at once
  * (stored and audited), and reverted from the review page, a conflict (the file changed since)
  * shown and nothing overwritten.
@@ -28,20 +28,21 @@ async function agentCall(tool: string, args: unknown): Promise<{ status: number;
 beforeAll(async () => {
   const { dataDir, databaseUrl } = sqliteDataDir();
   server = await startTestServer({ dataDir, databaseUrl });
-  // Writes and `touch` apply without asking here: the default "writes ask" rule is off and
+  // Writes and `python3 gen.py` apply without asking here: the default "writes ask" rule is off and
   // operator rules allow them (whatever allowed a change, the review stream lists it).
   const now = new Date().toISOString().replace("Z", "+00:00");
   await sql(databaseUrl, `UPDATE "PolicyRule" SET enabled = 0 WHERE id IN ('default:write-file', 'default:edit-file')`);
   for (const [id, tool, command] of [
     ["op:allow-write", "write_file", null],
     ["op:allow-edit", "edit_file", null],
-    ["op:allow-touch", "run_command", "touch *"],
+    ["op:allow-gen", "run_command", "python3 gen.py *"],
   ]) {
     await sql(databaseUrl, 'INSERT INTO "PolicyRule" (id, priority, tool, command, decision, note, enabled, source, "createdAt") VALUES ($1, 150, $2, $3, $4, $5, 1, $6, $7)', [id, tool, command, "allow", "test: applies without asking", "operator", now]);
   }
   fs.mkdirSync(path.join(server.workspace, "src"));
   fs.writeFileSync(path.join(server.workspace, "src/app.py"), "def main():\n    return 1\n");
   fs.writeFileSync(path.join(server.workspace, "README.md"), "# Demo\n\nOld intro.\n");
+  fs.writeFileSync(path.join(server.workspace, "gen.py"), "import sys\nopen(sys.argv[1], 'w').write('VERSION = 2\\n')\n");
   browser = await launchChromium();
   const context = await reviewerContext(browser, server);
   page = await context.newPage();
@@ -71,10 +72,10 @@ describe("review stream", () => {
     const readme = await agentCall("write_file", { path: "README.md", content: "# Demo\n\nNew intro, written by the agent.\n" });
     expect(readme.status).toBe(200);
     ids.readme = readme.body.call_id;
-    const touch = await agentCall("run_command", { command: "touch src/__init__.py" });
-    expect(touch.status, JSON.stringify(touch.body)).toBe(200);
-    expect(touch.body.data.changes).toMatchObject({ status: "applied", created: 1 });
-    ids.touch = touch.body.call_id;
+    const script = await agentCall("run_command", { command: "python3 gen.py src/version.py" });
+    expect(script.status, JSON.stringify(script.body)).toBe(200);
+    expect(script.body.data.changes).toMatchObject({ status: "applied", created: 1 });
+    ids.script = script.body.call_id;
     // A read changes nothing and is not listed.
     expect((await agentCall("read_file", { path: "README.md" })).status).toBe(200);
     [{ sessionId }] = await sql<{ sessionId: string }>(server.databaseUrl, 'SELECT "sessionId" FROM "ToolCall" WHERE id = $1', [ids.edit]);
@@ -103,7 +104,7 @@ describe("review stream", () => {
     expect(editDiff).toContain("return 2");
     expect(editDiff).toContain("return 1");
     expect(await page.locator(`[data-testid="review-item"][data-call-id="${ids.created}"] [data-testid="review-diff"]`).textContent()).toContain("new helper");
-    expect(await page.locator(`[data-testid="review-item"][data-call-id="${ids.touch}"]`).textContent()).toContain("op:allow-touch");
+    expect(await page.locator(`[data-testid="review-item"][data-call-id="${ids.script}"]`).textContent()).toContain("op:allow-gen");
     expect(await page.locator('[data-testid="review-unseen-count"]').textContent()).toBe("4 unseen");
     await screenshot(page, "review-stream.png", true);
 

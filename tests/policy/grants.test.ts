@@ -167,6 +167,7 @@ describe("suggestions", () => {
     expect(suggestCommandPattern(["ls", "-la"])).toBe("ls *");
     expect(suggestCommandPattern(["rm", "scratch.txt"])).toBe("rm *");
     expect(suggestCommandPattern(["make"])).toBe("make *");
+    expect(suggestCommandPattern(["python3", "scripts/gen.py", "--out", "x"])).toBe("python3 scripts/gen.py *");
     expect(suggestCommandPattern(null)).toBeNull();
   });
 
