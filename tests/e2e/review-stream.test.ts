@@ -57,7 +57,8 @@ afterAll(async () => {
 });
 
 async function unseenInDb(): Promise<number> {
-  const rows = await sql<{ n: number }>(server.databaseUrl, 'SELECT COUNT(*) AS n FROM "ToolCall" WHERE "sessionId" = $1 AND decision = $2 AND status = $3 AND "reviewedAt" IS NULL', [sessionId, "allow", "succeeded"]);
+  // The session's changing calls (its read_file changed nothing and is never listed).
+  const rows = await sql<{ n: number }>(server.databaseUrl, 'SELECT COUNT(*) AS n FROM "ToolCall" WHERE "sessionId" = $1 AND decision = $2 AND status = $3 AND tool <> $4 AND "reviewedAt" IS NULL', [sessionId, "allow", "succeeded", "read_file"]);
   return Number(rows[0].n);
 }
 
