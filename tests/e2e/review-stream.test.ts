@@ -157,4 +157,43 @@ describe("review stream", () => {
     await page.locator('[data-testid="reviewed-by"]').first().waitFor();
     expect(await page.locator('[data-testid="review-item"]').count()).toBeGreaterThanOrEqual(3);
   }, 300_000);
+
+  it("the approval card saves a 'don't ask again' grant; the policy page lists and revokes it", async () => {
+    fs.writeFileSync(path.join(server.workspace, "other.py"), "import sys\nprint('ran', sys.argv[1:])\n");
+    const asked = await agentCall("run_command", { command: "python3 other.py --check one" });
+    expect(asked.status, JSON.stringify(asked.body)).toBe(202);
+    await page.goto(`${server.url}/approvals?call=${asked.body.call_id}`);
+    const detail = page.locator('main [data-testid="approval-detail"]');
+    await detail.waitFor();
+    await detail.locator('[data-testid="grant-toggle"]').check();
+    expect(await detail.locator('[data-testid="grant-pattern"]').inputValue()).toBe("python3 other.py *");
+    await detail.locator('[data-testid="grant-scope-workspace"]').check();
+    await detail.locator('[data-testid="grant-expiry"]').selectOption({ label: "8 hours" });
+    expect(await detail.locator('[data-testid="grant-preview"]').textContent()).toBe(
+      "After approving, run_command calls matching “python3 other.py *” in any session of this workspace run without asking for 8 hours. Sensitive paths, denied commands and leaving the sandbox still ask.",
+    );
+    await screenshot(page, "approval-grant.png");
+    await page.locator('main [data-testid="approval-detail"][data-armed="true"]').waitFor();
+    await detail.locator('[data-testid="approve"]').click();
+    const outcome = page.locator('main [data-testid="decision-outcome"]');
+    await outcome.waitFor();
+    expect(await outcome.textContent()).toMatch(/Don't ask again: “python3 other.py \*” \(this workspace, until .+, grant_/);
+    const [grant] = await sql<{ id: string; expiresAt: string }>(server.databaseUrl, 'SELECT id, "expiresAt" FROM "PolicyRule" WHERE "createdFromCallId" = $1', [asked.body.call_id]);
+    expect(new Date(grant.expiresAt).getTime() - Date.now()).toBeGreaterThan(7.9 * 3600_000);
+
+    // Another session of the workspace: allowed by the grant, and listed in the review stream.
+    const later = await server.call("run_command", { command: "python3 other.py two" }, { prefer: "wait=0", "x-agent-session": "e2e-review-2" });
+    expect(later.status, JSON.stringify(later.body)).toBe(200);
+    await page.goto(`${server.url}/calls/${asked.body.call_id}`);
+    expect(await page.locator('[data-testid="approval-grants"]').textContent()).toContain(grant.id);
+
+    await page.goto(`${server.url}/policy`);
+    const row = page.locator(`[data-testid="grant"][data-grant-id="${grant.id}"]`);
+    expect(await row.getAttribute("data-state")).toBe("active");
+    expect((await row.locator('[data-testid="grant-allowed"]').textContent())?.trim()).toBe("1");
+    await row.locator('[data-testid="revoke-grant"] button').click();
+    await row.locator('[role="status"]', { hasText: "Revoked" }).waitFor();
+    const again = await server.call("run_command", { command: "python3 other.py three" }, { prefer: "wait=0", "x-agent-session": "e2e-review-2" });
+    expect(again.status).toBe(202);
+  }, 300_000);
 });

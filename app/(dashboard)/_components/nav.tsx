@@ -18,7 +18,8 @@ const LINKS = [
 
 function isActive(pathname: string, href: string): boolean {
   if (href === "/") return pathname === "/";
-  if (href === "/sessions") return pathname.startsWith("/sessions") || pathname.startsWith("/calls");
+  if (href === "/review") return pathname === "/review" || /^\/sessions\/[^/]+\/review/.test(pathname);
+  if (href === "/sessions") return (pathname.startsWith("/sessions") && !/^\/sessions\/[^/]+\/review/.test(pathname)) || pathname.startsWith("/calls");
   return pathname === href || pathname.startsWith(`${href}/`);
 }
 
