@@ -192,7 +192,9 @@ describe("review stream", () => {
     expect(await row.getAttribute("data-state")).toBe("active");
     expect((await row.locator('[data-testid="grant-allowed"]').textContent())?.trim()).toBe("1");
     await row.locator('[data-testid="revoke-grant"] button').click();
-    await row.locator('[role="status"]', { hasText: "Revoked" }).waitFor();
+    // The list re-renders with the grant ended (who revoked it, and when).
+    await page.locator(`[data-testid="grant"][data-grant-id="${grant.id}"][data-state="revoked"]`).waitFor();
+    expect(await row.textContent()).toMatch(/revoked by \S+ at /);
     const again = await server.call("run_command", { command: "python3 other.py three" }, { prefer: "wait=0", "x-agent-session": "e2e-review-2" });
     expect(again.status).toBe(202);
   }, 300_000);
