@@ -19,31 +19,24 @@ const WRITE_TOOLS = ["write_file", "edit_file", "restore_backup"];
 /** Most changes one review page shows. */
 export const REVIEW_PAGE_SIZE = 50;
 
+/** Tools whose changes are a journaled change set (captured by the sandbox, or a revert). */
+const CHANGE_SET_TOOLS = ["run_command", "revert_call"];
+
 /**
  * Where-clause of the calls that changed files without asking: decided "allow" by the policy (no
  * reviewer approved them; the dashboard's own actions excluded), succeeded, and either a write
- * tool with a new file state, or a call whose change set applied.
+ * tool with a new file state, or a call whose change set applied with at least one file. The
+ * change sets are looked up for the candidate calls only, by their small columns (the stored
+ * summary with its diff is never read here: this runs for every dashboard page's count).
  */
 async function allowedChangesWhere(extra: Prisma.ToolCallWhereInput): Promise<Prisma.ToolCallWhereInput> {
-  const sets = await db().changeSet.findMany({ where: { status: "applied" }, select: { callId: true, summaryJson: true } });
-  const changed = sets.filter((s) => filesIn(s.summaryJson) > 0).map((s) => s.callId);
-  return {
-    ...extra,
-    decision: "allow",
-    reviewer: null,
-    door: { not: "dashboard" },
-    status: "succeeded",
-    OR: [{ id: { in: changed } }, { tool: { in: WRITE_TOOLS }, shaAfter: { not: null } }],
-  };
-}
-
-function filesIn(summaryJson: string): number {
-  try {
-    const n = (JSON.parse(summaryJson) as { total_files?: unknown }).total_files;
-    return typeof n === "number" ? n : 0;
-  } catch {
-    return 0;
-  }
+  const base: Prisma.ToolCallWhereInput = { ...extra, decision: "allow", reviewer: null, door: { not: "dashboard" }, status: "succeeded" };
+  const candidates = await db().toolCall.findMany({ where: { ...base, tool: { in: CHANGE_SET_TOOLS } }, select: { id: true }, take: 5000 });
+  const ids = candidates.map((c) => c.id);
+  const applied = ids.length ? await db().changeSet.findMany({ where: { callId: { in: ids }, status: "applied" }, select: { callId: true } }) : [];
+  const withFiles = applied.length ? await db().fileChange.groupBy({ by: ["callId"], where: { callId: { in: applied.map((a) => a.callId) } }, _count: { _all: true } }) : [];
+  const changed = withFiles.filter((g) => g._count._all > 0).map((g) => g.callId);
+  return { ...base, OR: [{ id: { in: changed } }, { tool: { in: WRITE_TOOLS }, shaAfter: { not: null } }] };
 }
 
 /** A write that left the file as it was (same sha256 before and after) changed nothing. */
