@@ -143,8 +143,9 @@ describe("review stream", () => {
 
   it("marks all shown reviewed; the counts go to zero", async () => {
     await page.reload();
-    await page.locator('[data-testid="mark-all"] button').click();
-    await page.locator('[data-testid="mark-all"] [role="status"]').waitFor();
+    await page.locator('[data-testid="review-item"]').first().waitFor();
+    await page.locator('[data-testid="mark-all"] button:visible').first().click();
+    await page.locator('[data-testid="mark-all"] [role="status"]:visible').first().waitFor();
     expect(await unseenInDb()).toBe(0);
     await page.goto(`${server.url}/sessions/${sessionId}/review`);
     await page.locator("text=Nothing to review").waitFor();
