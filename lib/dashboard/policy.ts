@@ -41,9 +41,12 @@ export interface RuleRow {
   optionsSummary: string[];
 }
 
-/** Every rule in evaluation order (priority, then id), enabled or not. */
+/**
+ * Every rule in evaluation order (priority, then id), enabled or not; grants made from approvals
+ * are listed on their own (lib/approvals/grants.ts listGrants).
+ */
 export async function listRules(): Promise<RuleRow[]> {
-  const rows = await db().policyRule.findMany({ orderBy: [{ priority: "asc" }, { id: "asc" }] });
+  const rows = await db().policyRule.findMany({ where: { source: { not: "grant" } }, orderBy: [{ priority: "asc" }, { id: "asc" }] });
   return rows.map(({ optionsJson, ...r }) => {
     const stored = readOptions(optionsJson);
     return {

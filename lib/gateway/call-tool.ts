@@ -231,7 +231,7 @@ export async function decideCall(caller: Caller, toolName: string, rawArgs: unkn
       ...(subject.url !== undefined && { url: subject.url }),
       ...(change && { change }),
     },
-    { door: caller.door, ...(caller.cwdUnknown && { cwdUnknown: caller.cwdUnknown }), preset },
+    { door: caller.door, sessionId, ...(caller.cwdUnknown && { cwdUnknown: caller.cwdUnknown }), preset },
   );
   // The verdict carries the parsed command's words: stored masked like the arguments.
   const decisionColumns = { decision: verdict.decision, decisionJson: decisionColumn.encode(redactValue(verdict)) };
@@ -384,10 +384,10 @@ async function changeFacts(target: FencedPath, preview: ToolPreview): Promise<Fi
   return { path: target.relative, before: { lines, bytes: st.size }, deletions: preview.deletions ?? 0, afterBytes: preview.afterBytes ?? st.size };
 }
 
-type FenceResult = { paths: FencedPath[]; cwd: FencedPath | null } | { error: ErrorBody; notes: AuditNotes };
+export type FenceResult = { paths: FencedPath[]; cwd: FencedPath | null } | { error: ErrorBody; notes: AuditNotes };
 
 /** Fences every path argument and the cwd; the first refusal ends the call. */
-async function fenceSubject(workspace: Workspace, paths: string[], cwd: string | undefined): Promise<FenceResult> {
+export async function fenceSubject(workspace: Workspace, paths: string[], cwd: string | undefined): Promise<FenceResult> {
   const out: FencedPath[] = [];
   for (const raw of [...paths, ...(cwd !== undefined ? [cwd] : [])]) {
     try {

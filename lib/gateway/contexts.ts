@@ -43,6 +43,9 @@ export function readOnlyContext(callId: string, workspace: Workspace, timeoutMs 
  * @param options.preset the supervision preset to judge under (lib/policy/presets.ts); absent: the
  *   preset of `options.agentId`'s token, else the workspace's (lib/gateway/presets.ts).
  * @param subject.change for file writes: the planned change, for a preset's large-change check.
+ * @param options.sessionId the call's session (rules scoped to another session do not apply);
+ *   the workspace is always `workspace`. `extraRules`: rules to decide with besides the stored
+ *   ones (checking a grant before it is saved).
  * @returns the verdict with the deciding rule, the preset and, for commands, every part's decision. For
  *   run_command the sandbox is part of the question (`boxed`, `sandboxProblem`, `grants`), and
  *   whatever the rules say, the gateway never lets a command past without a reviewer when it
@@ -53,7 +56,7 @@ export async function askPolicy(
   tool: ToolDefinition,
   workspace: Workspace,
   subject: { paths: string[]; command?: { command: string; cwd?: string; grants?: SandboxGrants }; url?: string; change?: FileChangeFacts },
-  options: { door?: "http" | "mcp" | "cli" | "hook" | "dashboard"; cwdUnknown?: string; preset?: PresetName; agentId?: string | null } = {},
+  options: { door?: "http" | "mcp" | "cli" | "hook" | "dashboard"; cwdUnknown?: string; preset?: PresetName; agentId?: string | null; sessionId?: string; extraRules?: PolicyRuleData[] } = {},
 ): Promise<PolicyVerdict> {
   const preset = options.preset ?? (await effectivePreset(workspace.id, options.agentId ?? null)).preset;
   const box = tool.name === "run_command" ? commandBox(options.door) : null;
@@ -65,6 +68,8 @@ export async function askPolicy(
   const input: PolicyInput = {
     tool: tool.name,
     risk: tool.risk,
+    workspaceId: workspace.id,
+    ...(options.sessionId && { sessionId: options.sessionId }),
     paths: subject.paths,
     workspaceRoot: workspace.root,
     ...(subject.command && {
@@ -84,7 +89,8 @@ export async function askPolicy(
     ...(subject.change && { change: subject.change }),
     preset,
   };
-  const rules = rulesForPreset(preset, await loadRules());
+  const stored = await loadRules();
+  const rules = rulesForPreset(preset, options.extraRules ? [...stored, ...options.extraRules] : stored);
   const verdict = await decide(input, rules);
   return box ? reviewSandbox(narrowNetworkGrant(verdict, rules), input) : verdict;
 }

@@ -6,7 +6,7 @@ import picomatch from "picomatch";
 import { repositoryTrust } from "@/lib/policy/git-repo";
 import { commandRisks, RiskSet } from "@/lib/policy/risks";
 import { expandGlob } from "@/lib/policy/shell-glob";
-import { activeRules, bySeverityDesc, commandPatternOf, globMatches, isToolRule, maxDecision, ruleRef } from "@/lib/policy/rule-match";
+import { activeRules, bySeverityDesc, commandPatternOf, globMatches, isToolRule, maxDecision, ruleRef, type RuleScope } from "@/lib/policy/rule-match";
 import { parseShell, type ShellNode, type ShellRedirect, type SimpleCommand } from "@/lib/policy/shell-parse";
 import { ENDLESS_DEVICES, logicalCd, physicalPath, placeOf } from "@/lib/policy/shell-paths";
 import { expandWord, isDynamicVariable, staticValue, type ExpansionEnv } from "@/lib/policy/shell-words";
@@ -128,12 +128,12 @@ interface Scope {
 
 /**
  * Classifies `ctx.command` against `rules` (all rules; only enabled rules of tool "run_command"
- * or "*" are used).
+ * or "*" that hold in `scope` are used: see rule-match.ts `ruleInScope`).
  * @returns the line's decision, its deciding rule, reasons (strongest first) and every part.
  * Never throws for any command string (errors only if the bash grammar cannot be loaded).
  */
-export async function classifyCommandLine(ctx: CommandContext, rules: readonly PolicyRuleData[]): Promise<CommandClassification> {
-  const classifier = new LineClassifier(ctx, activeRules(rules, "run_command"));
+export async function classifyCommandLine(ctx: CommandContext, rules: readonly PolicyRuleData[], scope?: RuleScope): Promise<CommandClassification> {
+  const classifier = new LineClassifier(ctx, activeRules(rules, "run_command", scope));
   await classifier.script(ctx.command, ctx.cwdUnknown ? null : [ctx.cwd], 0, null);
   return classifier.result();
 }

@@ -1,4 +1,5 @@
 import { classifyCommandLine } from "@/lib/policy/command-policy";
+import { liftByPathGrant } from "@/lib/policy/grants";
 import { activeRules, bySeverityDesc, combineRuleOptions, globMatches, isToolRule, maxDecision, ruleRef } from "@/lib/policy/rule-match";
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -25,6 +26,8 @@ import type { Decision, PolicyInput, PolicyRuleData, PolicyVerdict } from "@/lib
  *   `isStaticallyModelled`); when the sandbox is unavailable (`sandboxProblem`) every command asks.
  * - A path tool naming an existing regular file with more than one hard link asks, naming the
  *   link count (docs/SECURITY.md "Hard links"), when `input.workspaceRoot` is given.
+ * - Rules scoped to another workspace or session, and expired ones, do not apply (rule-match.ts
+ *   `ruleInScope`); a grant (grants.ts) turns only a generic ask into allow.
  * - Every verdict carries `risks`: the dangers named for the reviewer (risks.ts), and `preset`:
  *   the supervision preset it was judged under (`input.preset`, default "strict"; presets.ts).
  *   The rules must already be the preset's (`rulesForPreset`); here the preset's built-in checks
@@ -47,7 +50,8 @@ export async function decide(input: PolicyInput, rules: PolicyRuleData[]): Promi
 }
 
 async function decideUnder(input: PolicyInput, rules: PolicyRuleData[], spec: PresetSpec): Promise<PolicyVerdict> {
-  const active = activeRules(rules, input.tool);
+  const scope = { workspaceId: input.workspaceId, sessionId: input.sessionId, now: input.now ?? Date.now() };
+  const active = activeRules(rules, input.tool, scope);
   if (input.command) {
     const boxed = input.boxed === true && !input.sandboxProblem;
     const relaxed = {
@@ -63,6 +67,7 @@ async function decideUnder(input: PolicyInput, rules: PolicyRuleData[], spec: Pr
         ...(Object.keys(relaxed).length > 0 && { relaxed }),
       },
       rules,
+      scope,
     );
     const deciding = new Set(c.parts.map((p) => p.rule?.id));
     const applying = active.filter((r) => deciding.has(r.id) || isToolRule(r));
@@ -72,7 +77,7 @@ async function decideUnder(input: PolicyInput, rules: PolicyRuleData[], spec: Pr
     }
     return verdict;
   }
-  const verdict = decideByPath(input, active);
+  const verdict = liftByPathGrant(decideByPath(input, active), input, active);
   const risks = new RiskSet();
   if (input.tool === "fetch_url" || input.risk === "network") risks.add("network_egress", `${input.tool} sends a request${input.url ? ` to ${hostOf(input.url)}` : ""} over the network`);
   for (const p of input.paths) {

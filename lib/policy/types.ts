@@ -25,6 +25,14 @@ export interface PolicyRuleData {
   enabled: boolean;
   /** Settings besides the decision (PolicyRule.optionsJson), or null/absent for none. */
   options?: RuleOptions | null;
+  /** Where the rule comes from: "default", "operator" or "grant" (absent: operator). */
+  source?: string;
+  /** The only workspace the rule holds in (a grant's scope); null/absent: every workspace. */
+  workspaceId?: string | null;
+  /** The only session the rule holds in (a grant's scope); null/absent: every session. */
+  sessionId?: string | null;
+  /** When the rule stops holding (ms since the epoch); null/absent: never. */
+  expiresAt?: number | null;
 }
 
 /**
@@ -56,6 +64,12 @@ export interface RuleOptions {
 export interface PolicyInput {
   tool: string;
   risk: ToolRisk;
+  /** The workspace the call reaches: rules scoped to another workspace do not apply. */
+  workspaceId?: string;
+  /** The session the call belongs to: rules scoped to another session do not apply. */
+  sessionId?: string;
+  /** The time the call is decided at (ms since the epoch; default now): expired rules do not apply. */
+  now?: number;
   /**
    * The canonical workspace root, for checks the policy makes on the files a path tool names
    * (hard-linked files, see docs/SECURITY.md "Hard links"). Absent: those checks are skipped.

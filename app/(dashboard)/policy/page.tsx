@@ -12,6 +12,8 @@ import { PresetCard } from "./_components/preset-card";
 import { db } from "@/lib/db";
 import { workspacePreset } from "@/lib/gateway/presets";
 import { currentWorkspace } from "@/lib/gateway/workspace";
+import { GrantList } from "./_components/grant-list";
+import { listGrants } from "@/lib/approvals/grants";
 
 export const metadata: Metadata = { title: "Policy" };
 
@@ -27,7 +29,12 @@ export default async function PolicyPage() {
 
 async function Policy() {
   const workspace = await currentWorkspace();
-  const [rules, preset, agentOverrides] = await Promise.all([listRules(), workspacePreset(workspace.id), db().agent.count({ where: { preset: { not: null }, revokedAt: null } })]);
+  const [rules, grants, preset, agentOverrides] = await Promise.all([
+    listRules(),
+    listGrants(),
+    workspacePreset(workspace.id),
+    db().agent.count({ where: { preset: { not: null }, revokedAt: null } }),
+  ]);
   const tools = ruleToolNames();
   return (
     <>
@@ -52,6 +59,9 @@ async function Policy() {
               ))}
             </ol>
           )}
+        </Card>
+        <Card title={`Grants from approvals (${grants.filter((g) => g.state === "active").length} active)`}>
+          <GrantList grants={grants} />
         </Card>
         <Card title="Add a rule">
           <RuleForm action={createRuleAction} tools={tools} submitLabel="Add rule" testId="add-rule" />
