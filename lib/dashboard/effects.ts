@@ -61,18 +61,35 @@ export interface ChangingCall {
   target: string | null;
 }
 
-/** The session's calls that changed files (newest first, at most `limit`). */
-export async function changingCalls(sessionId: string, limit = 100): Promise<ChangingCall[]> {
-  const sets = await db().changeSet.findMany({ where: { status: "applied" }, select: { callId: true } });
-  const ids = new Set(sets.map((s) => s.callId));
-  const rows = await db().toolCall.findMany({
-    where: {
-      sessionId,
-      OR: [{ id: { in: [...ids].slice(0, 5000) } }, { tool: { in: ["write_file", "edit_file", "restore_backup"] }, status: "succeeded", shaAfter: { not: null } }],
-    },
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    take: limit,
-    select: { id: true, tool: true, createdAt: true, summary: true, target: true },
-  });
-  return rows;
+/**
+ * The session's calls that changed files (newest first, at most `limit`): file tools that wrote,
+ * and calls whose change set was applied. Reads the session's calls a page at a time and only
+ * their change sets (`pageSize` calls a query), so the cost follows the session, not the whole log.
+ */
+export async function changingCalls(sessionId: string, limit = 100, pageSize = 500): Promise<ChangingCall[]> {
+  const out: ChangingCall[] = [];
+  let cursor: { id: string } | undefined;
+  for (;;) {
+    const page = await db().toolCall.findMany({
+      where: { sessionId },
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      take: pageSize,
+      ...(cursor && { cursor, skip: 1 }),
+      select: { id: true, tool: true, createdAt: true, summary: true, target: true, status: true, shaAfter: true },
+    });
+    if (page.length === 0) return out;
+    const applied = new Set(
+      (await db().changeSet.findMany({ where: { callId: { in: page.map((c) => c.id) }, status: "applied" }, select: { callId: true } })).map((c) => c.callId),
+    );
+    for (const c of page) {
+      const wrote = FILE_TOOLS.has(c.tool) && c.status === "succeeded" && c.shaAfter !== null;
+      if (!wrote && !applied.has(c.id)) continue;
+      out.push({ id: c.id, tool: c.tool, createdAt: c.createdAt, summary: c.summary, target: c.target });
+      if (out.length >= limit) return out;
+    }
+    if (page.length < pageSize) return out;
+    cursor = { id: page[page.length - 1].id };
+  }
 }
+
+const FILE_TOOLS = new Set(["write_file", "edit_file", "restore_backup"]);
