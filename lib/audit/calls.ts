@@ -4,7 +4,7 @@ import { db } from "@/lib/db";
 import type { ErrorBody } from "@/lib/errors";
 import { redactText, redactValue } from "@/lib/redact";
 import type { Envelope } from "@/lib/result";
-import type { AuditNotes } from "@/lib/tools/define-tool";
+import type { AuditNotes } from "@/lib/audit/types";
 import { submit } from "@/lib/audit/writer";
 import type { Prisma } from "@/lib/generated/prisma/client";
 

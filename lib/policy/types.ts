@@ -1,5 +1,4 @@
 import type { RuleLimits } from "@/lib/exec/limits";
-import type { ToolRisk } from "@/lib/tools/define-tool";
 
 /**
  * Types shared by the policy engine (lib/policy), the gateway and the dashboard.
@@ -7,6 +6,9 @@ import type { ToolRisk } from "@/lib/tools/define-tool";
  */
 
 export type Decision = "allow" | "ask" | "deny";
+
+/** How risky a tool is (lib/tools/define-tool.ts `risk`); the default policy and the MCP annotations derive from it. */
+export type ToolRisk = "read" | "write" | "exec" | "network";
 
 /** One ordered rule, as stored in the PolicyRule table. */
 export interface PolicyRuleData {

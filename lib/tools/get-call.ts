@@ -2,7 +2,7 @@ import { z } from "zod";
 import { db } from "@/lib/db";
 import { ToolError } from "@/lib/errors";
 import { isFinal } from "@/lib/audit/calls";
-import { waitForOutcome } from "@/lib/approvals/queue";
+import { waitForOutcome } from "@/lib/approvals/wait";
 import { defineTool } from "@/lib/tools/define-tool";
 
 const GetCallInput = z

@@ -2,7 +2,7 @@ import { constants as fsConstants } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@/lib/errors";
-import type { Workspace } from "@/lib/tools/define-tool";
+import type { Workspace } from "@/lib/workspace/types";
 
 /**
  * The workspace fence: every path an agent sends goes through `resolveInWorkspace` before any
