@@ -173,12 +173,3 @@ export function toErrorBody(err: unknown): ErrorBody {
 export function httpStatusOf(name: ErrorName, detail?: Record<string, unknown>): number {
   return specOf(name, detail).status;
 }
-
-/**
- * CLI exit status for an error name (DESIGN.md): 0 ok, 2 arguments (1xx), 3 file system (2xx),
- * 4 network (3xx), 5 data format (4xx), 6 supervision (6xx), 1 internal (5xx).
- */
-export function exitStatusOf(name: ErrorName): number {
-  const cls = Math.floor(ERROR_TABLE[name].code / 100);
-  return ({ 1: 2, 2: 3, 3: 4, 4: 5, 5: 1, 6: 6 } as Record<number, number>)[cls] ?? 1;
-}

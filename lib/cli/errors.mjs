@@ -3,7 +3,7 @@
  * 0 ok, 2 arguments (1xx), 3 file system / workspace (2xx), 4 network (3xx), 5 data format (4xx),
  * 6 supervision (6xx), 1 internal (5xx and anything unexpected). A process exit status cannot
  * hold 601, so the class of the error code decides. tests/cli/exit-table.test.ts checks that this
- * table agrees with `exitStatusOf` in lib/errors.ts for every error name.
+ * table gives every error name of lib/errors.ts the status its class documents.
  */
 
 const EXIT_BY_CLASS = { 1: 2, 2: 3, 3: 4, 4: 5, 5: 1, 6: 6 };

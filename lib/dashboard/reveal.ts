@@ -90,14 +90,6 @@ export function revealParts(text: string): RevealPart[] {
   return parts;
 }
 
-/** True when `text` holds any character `revealParts` would mark. */
-export function hasHiddenCharacters(text: string): boolean {
-  HIDDEN_CHARACTER.lastIndex = 0;
-  const found = HIDDEN_CHARACTER.test(text);
-  HIDDEN_CHARACTER.lastIndex = 0;
-  return found;
-}
-
 /** `text` with every hidden character replaced by `⟨label⟩` (for plain-text places such as titles). */
 export function revealPlain(text: string): string {
   return text.replace(HIDDEN_CHARACTER, (c) => `⟨${describeHidden(c).label}⟩`);

@@ -4,7 +4,7 @@ import { errorBody, toErrorBody, ToolError, type ErrorBody } from "@/lib/errors"
 import { newId } from "@/lib/ids";
 import { redactServerSecretsValue, redactValue } from "@/lib/redact";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "@/lib/json-depth";
-import { failure, success, type Envelope } from "@/lib/result";
+import { failure, type Envelope } from "@/lib/result";
 import { finishCall, logText, notesToColumns, recordReceived, transition } from "@/lib/audit/calls";
 import type { PolicyVerdict } from "@/lib/policy/types";
 import { getTool } from "@/lib/tools/registry";
