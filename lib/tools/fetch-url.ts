@@ -6,6 +6,7 @@ import { decodeBody, isHtml, isTextBody, parseContentType } from "@/lib/net/resp
 import { canonicalUrl } from "@/lib/net/url-target";
 import { defineTool } from "@/lib/tools/define-tool";
 import { MASKED_OUTPUT_NOTE } from "@/lib/redact";
+import { sliceCodePoints } from "@/lib/unicode";
 
 /** Defaults and bounds (issue 6; DESIGN.md tools table). Bytes, characters, milliseconds. */
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -221,7 +222,7 @@ export const fetchUrlTool = defineTool({
     const decoded = decodeBody(res.body, type, !res.maxBytesReached);
     const extract = args.extract_text && isHtml(type);
     const text = extract ? htmlToText(decoded.text, res.url) : decoded.text;
-    const content = capChars(text, args.max_chars);
+    const content = sliceCodePoints(text, 0, args.max_chars);
     const truncated = res.maxBytesReached || content.length < text.length;
     ctx.note({
       target: res.url,
@@ -246,13 +247,6 @@ export const fetchUrlTool = defineTool({
     };
   },
 });
-
-/** The first `max` characters of `text`, without splitting a surrogate pair. */
-function capChars(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const code = text.charCodeAt(max - 1);
-  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
-}
 
 function lowerCaseNames(headers: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));

@@ -4,6 +4,7 @@ import { defineTool, type BackupRecord, type ToolContext } from "@/lib/tools/def
 import { sha256Hex } from "@/lib/workspace/text";
 import { previewUpdate, updateFile, type PlannedContent, type UpdateRequest } from "@/lib/workspace/update-file";
 import { UpdateResultOutput } from "@/lib/tools/outputs";
+import { expectedSha256Field } from "@/lib/tools/inputs";
 
 /**
  * restore_backup: writes a backup's bytes and mode back to its path (DESIGN.md "Tools"; field
@@ -13,16 +14,12 @@ import { UpdateResultOutput } from "@/lib/tools/outputs";
  * can be undone by restoring that new backup. Backups are bytes, never decoded text.
  */
 
-const SHA256 = /^[0-9a-fA-F]{64}$/;
-
 export const RestoreBackupInput = z
   .object({
     backup_id: z.string().min(1).describe("The backup to restore: a backup_id from write_file, edit_file, restore_backup or list_backups."),
-    expected_sha256: z
-      .string()
-      .regex(SHA256, "expected_sha256 must be 64 hexadecimal digits")
-      .optional()
-      .describe("The sha256 the file has now. When given, the restore happens only if the file still has exactly that content (else stale_content)."),
+    expected_sha256: expectedSha256Field(
+      "The sha256 the file has now. When given, the restore happens only if the file still has exactly that content (else stale_content).",
+    ),
   })
   .strict();
 

@@ -6,6 +6,8 @@ import { z } from "zod";
 import { ToolError } from "@/lib/errors";
 import { defineTool, type ToolContext } from "@/lib/tools/define-tool";
 import { openForRead, resolveInWorkspace } from "@/lib/workspace/fence";
+import { detectBom } from "@/lib/workspace/text";
+import { sliceCodePoints } from "@/lib/unicode";
 
 /** Formats transform reads and writes. jsonl = one JSON value per line (JSON Lines). */
 const FORMATS = ["json", "yaml", "csv", "jsonl"] as const;
@@ -162,7 +164,8 @@ async function readAtMost(handle: FileHandle, max: number): Promise<Buffer> {
 }
 
 function decodeFile(bytes: Buffer, path: string): string {
-  const utf16 = bytes[0] === 0xff && bytes[1] === 0xfe ? "utf-16le" : bytes[0] === 0xfe && bytes[1] === 0xff ? "utf-16be" : null;
+  const bom = detectBom(bytes)?.encoding;
+  const utf16 = bom === "utf-16le" || bom === "utf-16be" ? bom : null;
   if (utf16 === null && bytes.includes(0)) {
     throw new ToolError("binary_file", `${path} is a binary file, not JSON, YAML or CSV text.`, { path });
   }
@@ -360,15 +363,9 @@ function pageOf(text: string, offset: number, max: number): { text: string; next
     });
   }
   if (text.length - offset <= max) return { text: text.slice(offset), nextOffset: null };
-  let end = offset + max;
-  const lastNewline = text.lastIndexOf("\n", end - 1);
-  if (lastNewline >= offset) end = lastNewline + 1;
-  else if (isHighSurrogate(text.charCodeAt(end - 1))) end -= 1;
-  return { text: text.slice(offset, end), nextOffset: end };
-}
-
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff;
+  const lastNewline = text.lastIndexOf("\n", offset + max - 1);
+  const page = lastNewline >= offset ? text.slice(offset, lastNewline + 1) : sliceCodePoints(text, offset, offset + max);
+  return { text: page, nextOffset: offset + page.length };
 }
 
 function failed(format: Format, message: string, detail: Record<string, unknown>): ToolError {

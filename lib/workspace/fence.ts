@@ -73,7 +73,6 @@ const MAX_SYMLINK_HOPS = 40;
 // C0 controls, DEL, C1 controls, line/paragraph separators and bidi overrides/isolates: any of
 // them can forge a log line or disguise a name on the dashboard (C05-5).
 const CONTROL_CHARS = /[\u0001-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const WINDOWS_DRIVE_OR_UNC = /^(?:[A-Za-z]:|\\\\|\/\/(?!\/))/;
 // An NTFS stream type suffix (`name::$DATA`, `name:s:$DATA`) is never a real POSIX name; a plain
 // `name:stream` is refused only on Windows, where it addresses a stream (C05-8).
@@ -97,7 +96,7 @@ export function validatePathString(raw: string, platform: NodeJS.Platform = proc
   if (raw.length === 0) throw invalid("empty", "The path is empty; use \".\" for the workspace root.", raw);
   if (raw.includes("\u0000")) throw invalid("nul_byte", "The path contains a NUL byte.", raw);
   if (CONTROL_CHARS.test(raw)) throw invalid("control_char", "The path contains a control character.", raw);
-  if (LONE_SURROGATE.test(raw)) throw invalid("invalid_unicode", "The path contains an unpaired UTF-16 surrogate.", raw);
+  if (!raw.isWellFormed()) throw invalid("invalid_unicode", "The path contains an unpaired UTF-16 surrogate.", raw);
   if (WINDOWS_DRIVE_OR_UNC.test(raw)) {
     throw invalid("windows_drive_or_unc", "Windows drive letters and UNC paths are not accepted; use a workspace-relative path with \"/\".", raw);
   }
