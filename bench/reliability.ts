@@ -1,5 +1,5 @@
 /**
- * `npm run reliability`: the long forms of the reliability harnesses (issue 8 §2, §3), run against
+ * `npm run reliability`: the long forms of the reliability harnesses (crash consistency, faults, door fuzzing), run against
  * the real server, and docs/RELIABILITY.md rewritten with what each fault test does and its counts.
  * The bounded short forms of the same harnesses run in CI as tests/reliability/*.test.ts.
  *

@@ -1,6 +1,6 @@
 /**
  * The closed list of error names Agent Reach returns, each mapped once to its numeric code
- * (code classes from seed 002: 1xx arguments, 2xx file system / workspace, 3xx network,
+ * (code classes: 1xx arguments, 2xx file system / workspace, 3xx network,
  * 4xx data format, 5xx internal, 6xx supervision), its HTTP status, whether retrying the
  * same call can help, and the CLI exit status (a process exit code cannot hold 599).
  *
@@ -12,7 +12,7 @@
 import { isDatabaseUnavailable } from "@/lib/db-errors";
 
 interface ErrorSpec {
-  /** Numeric code, seed 002 classes. */
+  /** Numeric code; its hundreds digit is the class. */
   code: number;
   /** HTTP status of the plain HTTP door. */
   status: number;
@@ -63,7 +63,7 @@ export const ERROR_TABLE = {
 /** One of the closed list of error names. */
 export type ErrorName = keyof typeof ERROR_TABLE;
 
-/** The `error` member of a failure envelope (DESIGN.md "Contract"). */
+/** The `error` member of a failure envelope (lib/result.ts). */
 export interface ErrorBody {
   code: number;
   name: ErrorName;

@@ -176,7 +176,7 @@ export async function transition(
 
 /**
  * Ends a call from one of `from` with its envelope: stores the (redacted) envelope, error name and
- * code, timings and notes; appends the event and the JSONL line (AGENT_REACH_LOG, seed 002).
+ * code, timings and notes; appends the event and the JSONL line (AGENT_REACH_LOG).
  * @returns true when this caller ended it.
  */
 export async function finishCall(

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import { CliError } from "./errors.mjs";
 
 /**
- * Command-line parsing for agent-reach (seed 002's contract): `agent-reach [globals] <command>
+ * Command-line parsing for agent-reach (the contract in docs/AGENTS.md): `agent-reach [globals] <command>
  * [--key value | --key=value | --flag | --no-flag | positional …]`. A command's flags come from a
  * JSON Schema (a tool's `input_schema` from GET /api/tools, or a small schema of the CLI's own
  * commands), so the registry stays the one source: flags are the kebab-case (or snake_case) names

@@ -7,7 +7,7 @@ import { emitEnvelope } from "./output.mjs";
 import { commandNames, fetchTools, globalHelp } from "./tools.mjs";
 
 /**
- * The CLI's own commands (seed 002 and issue 5): list-tools, self-check, wait, serve and
+ * The CLI's own commands: list-tools, self-check, wait, serve and
  * `hook claude-code`. Each takes the arguments after its name and the global options, prints its
  * result and returns the exit status.
  */
@@ -31,7 +31,7 @@ export async function listToolsCommand(rest, globals, env) {
 const TOKEN_PROBE = "call_self_check_probe";
 
 /**
- * `self-check` (seed 002): the server answers, the token is accepted, and the server's own health
+ * `self-check`: the server answers, the token is accepted, and the server's own health
  * checks (database, workspace readable and writable, disk space, the command sandbox) pass; a
  * standing warning (the sandbox turned off by the operator) prints WARN and does not fail. The token is checked by
  * asking for a call that does not exist (GET /api/calls/…: 404 with a valid token, 401 without),

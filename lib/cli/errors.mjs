@@ -1,5 +1,5 @@
 /**
- * Errors of the agent-reach CLI and its exit status table (DESIGN.md "Contract"; seed 002):
+ * Errors of the agent-reach CLI and its exit status table (the README's "CLI" section):
  * 0 ok, 2 arguments (1xx), 3 file system / workspace (2xx), 4 network (3xx), 5 data format (4xx),
  * 6 supervision (6xx), 1 internal (5xx and anything unexpected). A process exit status cannot
  * hold 601, so the class of the error code decides. tests/cli/exit-table.test.ts checks that this

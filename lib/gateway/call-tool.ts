@@ -20,7 +20,7 @@ import { startExecutor } from "@/lib/approvals/executor";
 import { argsColumn, decisionColumn, pendingColumn } from "@/lib/audit/record";
 
 /**
- * The one pipeline every door calls (DESIGN.md "One core, three doors"), split at the approval step:
+ * The one pipeline every door calls (docs/ARCHITECTURE.md), split at the approval step:
  * `decideCall`
  * 1. records the call (durable before anything else: every call has an audit row, even a bad one);
  * 2. parses the arguments with the tool's zod schema;

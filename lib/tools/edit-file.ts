@@ -9,7 +9,7 @@ import { UpdateResultOutput } from "@/lib/tools/outputs";
 import { expectedSha256Field } from "@/lib/tools/inputs";
 
 /**
- * edit_file: exact string replacement in an existing file (DESIGN.md "Tools"; field cases C06,
+ * edit_file: exact string replacement in an existing file (docs/field-cases.md C06,
  * C07, C08, C10, C14, C15, C17). Matching and line-ending rules are in lib/workspace/edit-text.ts;
  * the write (lock, checks, backup, atomic rename, diff) in lib/workspace/update-file.ts.
  *

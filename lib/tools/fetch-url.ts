@@ -8,7 +8,7 @@ import { defineTool } from "@/lib/tools/define-tool";
 import { MASKED_OUTPUT_NOTE } from "@/lib/redact";
 import { sliceCodePoints } from "@/lib/unicode";
 
-/** Defaults and bounds (issue 6; DESIGN.md tools table). Bytes, characters, milliseconds. */
+/** Defaults and bounds. Bytes, characters, milliseconds. */
 const DEFAULT_TIMEOUT_MS = 10_000;
 const MAX_TIMEOUT_MS = 120_000;
 const MAX_BYTES = 5 * 1024 * 1024;
@@ -97,7 +97,7 @@ export const FetchUrlInput = z
       .positive()
       .max(MAX_TIMEOUT_MS / 1000)
       .optional()
-      .describe("Same limit in seconds (seed 002 form, e.g. 5); timeout_ms wins when both are given."),
+      .describe("Same limit in seconds (e.g. 5); timeout_ms wins when both are given."),
     max_bytes: z
       .number()
       .int()
@@ -168,7 +168,7 @@ const FetchUrlOutputSchema = z.looseObject({
 });
 
 /**
- * fetch_url: one HTTP(S) GET or HEAD with SSRF protection (DESIGN.md tools table; field case
+ * fetch_url: one HTTP(S) GET or HEAD with SSRF protection (docs/field-cases.md
  * C25). The connection can only reach public addresses: the host is resolved once inside the
  * HTTP client's connection hook, every address is checked and the socket is pinned to them
  * (lib/net/pinned-fetch.ts); every redirect hop is checked the same way.

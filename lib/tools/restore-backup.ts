@@ -7,8 +7,8 @@ import { UpdateResultOutput } from "@/lib/tools/outputs";
 import { expectedSha256Field } from "@/lib/tools/inputs";
 
 /**
- * restore_backup: writes a backup's bytes and mode back to its path (DESIGN.md "Tools"; field
- * cases C06-3, C10-4, C15-5). The restore is itself an audited write through the same pipeline as
+ * restore_backup: writes a backup's bytes and mode back to its path (docs/field-cases.md
+ * C06-3, C10-4, C15-5). The restore is itself an audited write through the same pipeline as
  * write_file: fenced again (the path may have become a symlink since), locked, checked against
  * `expected_sha256` and the queued sha256, and it backs up the current bytes first, so a restore
  * can be undone by restoring that new backup. Backups are bytes, never decoded text.

@@ -17,7 +17,7 @@ type Format = (typeof FORMATS)[number];
 const MAX_YAML_ALIASES = 100;
 const MIN_MAX_CHARS = 100;
 
-/** Arguments of transform (seed 002's `transform --input --from --to`). */
+/** Arguments of transform (the CLI's `transform --input --from --to`). */
 export const TransformInput = z
   .object({
     input: z
@@ -77,8 +77,7 @@ const TransformOutputSchema = z.looseObject({
 });
 
 /**
- * transform: converts data between JSON, YAML, CSV and JSON Lines (DESIGN.md tools table; seed
- * 002). Parsing and writing use well-kept libraries (yaml, csv-parse, csv-stringify); malformed
+ * transform: converts data between JSON, YAML, CSV and JSON Lines. Parsing and writing use well-kept libraries (yaml, csv-parse, csv-stringify); malformed
  * input fails with `transform_failed` and the line and column of the first error.
  */
 export const transformTool = defineTool({

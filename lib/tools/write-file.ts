@@ -8,7 +8,7 @@ import { UpdateResultOutput } from "@/lib/tools/outputs";
 import { expectedSha256Field } from "@/lib/tools/inputs";
 
 /**
- * write_file: create a file or replace its whole content (DESIGN.md "Tools"; field cases C06, C07,
+ * write_file: create a file or replace its whole content (docs/field-cases.md C06, C07,
  * C08, C10, C13, C14, C15). The write is atomic, backed up and diffed by lib/workspace/update-file.
  *
  * Content rules over an existing file (documented in the description, C08-4):

@@ -9,7 +9,7 @@ import type { Workspace } from "@/lib/workspace/types";
  * file is opened, and files are opened with `openForRead` (or checked with `assertHandleIsFenced`)
  * so that what is used is byte-for-byte what was checked.
  *
- * Rules (../shared/cases/field-cases.md C01, C02, C03, C05):
+ * Rules (docs/field-cases.md C01, C02, C03, C05):
  * - the string is validated first (`validatePathString`): no NUL, control characters,
  *   backslashes, Windows drives/UNC, NTFS streams, lone surrogates; nothing is decoded,
  *   expanded (`~`, `$HOME`) or Unicode-normalized;
@@ -21,8 +21,7 @@ import type { Workspace } from "@/lib/workspace/types";
  *   canonical path (realpath of the nearest existing ancestor + the missing tail) must lie
  *   inside the root, by path components, never by string prefix.
  *
- * Reasons of `path_outside_workspace` (C01, C02, C03; taxonomy of modelcontextprotocol/servers
- * PR #4789): "lexical" when the path leaves the root before any symlink is looked at; "symlink"
+ * Reasons of `path_outside_workspace` (C01, C02, C03): "lexical" when the path leaves the root before any symlink is looked at; "symlink"
  * when the file itself, or the existing directory it is (or would be created) in, resolves
  * outside through a symlink (C02 1-5, a dangling final link C03-1); "parent_symlink" when the
  * file's parent directory does not exist yet and its nearest existing ancestor resolves outside,

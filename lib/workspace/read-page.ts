@@ -17,7 +17,7 @@ import type { Eol, TextEncoding } from "@/lib/workspace/text";
 import { sliceCodePoints } from "@/lib/unicode";
 
 /**
- * Paged, streaming text reads (seed 000 contract of read_file; field cases C10, C11, C12).
+ * Paged, streaming text reads (read_file; docs/field-cases.md C10, C11, C12).
  *
  * Memory stays constant whatever the file size: the file is read in `CHUNK_BYTES` chunks, only
  * the requested lines are kept, and they are kept only up to a byte budget derived from the

@@ -219,7 +219,7 @@ function assertExpected(expected: string | undefined, current: CurrentFile | nul
   );
 }
 
-/** DESIGN.md "Approval is on the exact queued arguments": the target must be as it was at queue time. */
+/** An approval is of the exact queued change: the target must be as it was at queue time. */
 function assertNotChangedSinceQueued(ctx: UpdateContext, current: CurrentFile | null): void {
   const queued = ctx.queuedTargetSha256;
   const now = current?.sha256 ?? null;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { revealParts, revealPlain } from "@/lib/dashboard/reveal";
 
-/** Hidden characters are marked, visible text is untouched, and nothing is lost (issue 4 §2). */
+/** Hidden characters are marked, visible text is untouched, and nothing is lost. */
 describe("revealParts", () => {
   const cases: [string, string, string[]][] = [
     ["plain ASCII", "rm -rf build", []],
