@@ -1,8 +1,9 @@
 /**
  * The closed list of error names Agent Reach returns, each mapped once to its numeric code
  * (code classes: 1xx arguments, 2xx file system / workspace, 3xx network,
- * 4xx data format, 5xx internal, 6xx supervision), its HTTP status, whether retrying the
- * same call can help, and the CLI exit status (a process exit code cannot hold 599).
+ * 4xx data format, 5xx internal, 6xx supervision), its HTTP status and whether retrying the
+ * same call can help. The CLI ships a copy generated from this table (lib/cli/errors.json,
+ * scripts/gen-cli-tools.ts) and derives its exit status from the class.
  *
  * Errors travel as values (`ErrorBody` inside the envelope). Inside lib/, code that is deep in
  * a call stack may `throw new ToolError(name, …)`; the gateway catches it at one boundary and

@@ -29,6 +29,7 @@ export const GLOBAL_OPTIONS = {
  * @throws CliError invalid_arguments for an unknown or malformed global option.
  */
 export function splitCommandLine(argv) {
+  /** @type {Record<string, unknown>} */
   const globals = {};
   let i = 0;
   while (i < argv.length && (argv[i].startsWith("--") || argv[i] === "-h")) {
@@ -103,7 +104,7 @@ export async function parseCommandArgs(rest, schema, globals) {
     i += inline !== null ? 1 : 2;
   }
   for (const key of schema.required ?? []) {
-    if (!raw.has(key) && positionals.length > 0) raw.set(key, [positionals.shift()]);
+    if (!raw.has(key) && positionals.length > 0) raw.set(key, [/** @type {string} */ (positionals.shift())]);
   }
   if (positionals.length > 0) {
     throw new CliError("invalid_arguments", `Unexpected argument ${JSON.stringify(positionals[0])}. Pass values as --name value.`, {
@@ -111,6 +112,7 @@ export async function parseCommandArgs(rest, schema, globals) {
     });
   }
   const stdin = { used: false };
+  /** @type {Record<string, unknown>} */
   const args = {};
   for (const [key, values] of raw) args[key] = await convert(key, properties[key], values, stdin);
   return args;

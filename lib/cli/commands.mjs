@@ -42,6 +42,7 @@ const TOKEN_PROBE = "call_self_check_probe";
 export async function selfCheckCommand(rest, globals, env) {
   await parseCommandArgs(rest, {}, globals);
   const client = clientOptions(globals, env);
+  /** @type {{name: string, ok: boolean, detail: string, warning?: boolean, fix?: string}[]} */
   const checks = [];
   const started = Date.now();
   try {
@@ -83,7 +84,7 @@ const POLL_S = 60;
  * @returns {Promise<number>} exit status.
  */
 export async function waitCommand(rest, globals, env) {
-  const { call_id: callId } = await parseCommandArgs(rest, WAIT_SCHEMA, globals);
+  const callId = /** @type {string | undefined} */ ((await parseCommandArgs(rest, WAIT_SCHEMA, globals)).call_id);
   if (!callId) throw new CliError("invalid_arguments", "Usage: agent-reach wait <call_id> [--wait N]");
   const client = clientOptions(globals, env);
   const deadline = globals.wait !== undefined ? Date.now() + Number(globals.wait) * 1000 : Infinity;
@@ -143,7 +144,7 @@ const HOOK_WAIT_S = 30;
 export async function hookCommand(rest, globals, env) {
   const opts = await parseCommandArgs(rest, HOOK_SCHEMA, globals);
   if (opts.agent !== "claude-code") throw new CliError("invalid_arguments", `Unknown hook "${opts.agent}". Supported: claude-code.`);
-  if (opts.on_timeout !== undefined && !["deny", "ask"].includes(opts.on_timeout)) {
+  if (opts.on_timeout !== undefined && !["deny", "ask"].includes(/** @type {string} */ (opts.on_timeout))) {
     throw new CliError("invalid_arguments", "--on-timeout must be deny or ask.");
   }
   const client = clientOptions(globals, env);

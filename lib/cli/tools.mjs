@@ -84,6 +84,7 @@ export const BUILTIN_COMMANDS = ["list-tools", "self-check", "wait", "serve", "h
  * @returns {Promise<object>} the envelope.
  */
 export async function callToolOverHttp(client, toolName, args, waitSeconds) {
+  /** @type {Record<string, string>} */
   const headers = waitSeconds !== undefined ? { prefer: `wait=${waitSeconds}` } : {};
   const res = await request(client, "POST", `/api/tools/${encodeURIComponent(toolName)}`, { body: args, headers });
   return asEnvelope(res, toolName);

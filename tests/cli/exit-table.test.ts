@@ -1,7 +1,9 @@
+import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { ERROR_TABLE, type ErrorName } from "@/lib/errors";
+import { cliErrorsJson } from "@/scripts/gen-cli-tools";
 
 /**
  * The CLI's exit status for every error of the closed table (lib/errors.ts), by the class of its
@@ -17,9 +19,13 @@ describe("CLI exit status table", () => {
     expect(exitStatusForCode(ERROR_TABLE[name].code)).toBe(DOCUMENTED[Math.floor(ERROR_TABLE[name].code / 100)]);
   });
 
-  it("every error the CLI raises itself has the code lib/errors.ts gives its name", async () => {
+  it("the CLI's error table is exactly what scripts/gen-cli-tools.ts writes from lib/errors.ts (run it after changing the table)", () => {
+    expect(fs.readFileSync(path.resolve(__dirname, "../../lib/cli/errors.json"), "utf8")).toBe(cliErrorsJson());
+  });
+
+  it("every error the CLI raises has the code and retryability lib/errors.ts gives its name", async () => {
     const { CliError } = await load("errors.mjs");
-    for (const name of ["invalid_arguments", "unknown_tool", "not_found", "write_failed", "fetch_failed", "fetch_timeout", "encoding_unsupported", "internal", "unauthorized"] as ErrorName[]) {
+    for (const name of Object.keys(ERROR_TABLE) as ErrorName[]) {
       const envelope = new CliError(name, "m").toEnvelope();
       expect(envelope.error.code).toBe(ERROR_TABLE[name].code);
       expect(envelope.error.retryable).toBe(ERROR_TABLE[name].retryable);
