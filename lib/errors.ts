@@ -19,6 +19,13 @@ interface ErrorSpec {
   status: number;
   /** True when the same call may succeed later without changing its arguments. */
   retryable: boolean;
+  /**
+   * The status a tool call that ends with this error is recorded with: "failed" when the tool
+   * tried and something broke (a write, a start, a fetch), "conflict" when the target changed
+   * since the call was queued. Absent: "rejected" (the call was refused: its arguments, the
+   * fence, the policy, the content it found).
+   */
+  callStatus?: "failed" | "conflict";
 }
 
 export const ERROR_TABLE = {
@@ -37,18 +44,18 @@ export const ERROR_TABLE = {
   not_found: { code: 202, status: 404, retryable: false },
   is_directory: { code: 203, status: 400, retryable: false },
   stale_content: { code: 204, status: 409, retryable: false },
-  write_failed: { code: 205, status: 500, retryable: true },
-  command_failed_to_start: { code: 206, status: 500, retryable: true },
+  write_failed: { code: 205, status: 500, retryable: true, callStatus: "failed" },
+  command_failed_to_start: { code: 206, status: 500, retryable: true, callStatus: "failed" },
   // 3xx: network
   ssrf_blocked: { code: 301, status: 403, retryable: false },
-  fetch_failed: { code: 302, status: 502, retryable: true },
-  fetch_timeout: { code: 303, status: 502, retryable: true },
+  fetch_failed: { code: 302, status: 502, retryable: true, callStatus: "failed" },
+  fetch_timeout: { code: 303, status: 502, retryable: true, callStatus: "failed" },
   // 4xx: data format
   binary_file: { code: 401, status: 415, retryable: false },
   encoding_unsupported: { code: 402, status: 415, retryable: false },
   transform_failed: { code: 403, status: 422, retryable: false },
   // 5xx: internal
-  internal: { code: 500, status: 500, retryable: true },
+  internal: { code: 500, status: 500, retryable: true, callStatus: "failed" },
   /** The database cannot be reached or is locked past its wait bound; nothing ran. */
   unavailable: { code: 503, status: 503, retryable: true },
   // 6xx: supervision
@@ -56,7 +63,7 @@ export const ERROR_TABLE = {
   approval_rejected: { code: 602, status: 403, retryable: false },
   approval_expired: { code: 603, status: 403, retryable: false },
   policy_denied: { code: 604, status: 403, retryable: false },
-  conflict: { code: 605, status: 409, retryable: false },
+  conflict: { code: 605, status: 409, retryable: false, callStatus: "conflict" },
   unauthorized: { code: 606, status: 401, retryable: false },
   forbidden: { code: 607, status: 403, retryable: false },
 } as const satisfies Record<string, ErrorSpec>;
@@ -168,6 +175,12 @@ export function toErrorBody(err: unknown): ErrorBody {
     default:
       return errorBody("internal", "Internal error; the call was recorded and can be inspected by a reviewer.");
   }
+}
+
+/** The status a call that ended with this error is recorded with (see `ErrorSpec.callStatus`). */
+export function callStatusOf(name: ErrorName): "failed" | "conflict" | "rejected" {
+  const spec: ErrorSpec = ERROR_TABLE[name];
+  return spec.callStatus ?? "rejected";
 }
 
 /** HTTP status for an error name, refined by its `detail.reason` (e.g. 507 for `write_failed` "enospc"). */
