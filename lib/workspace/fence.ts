@@ -21,11 +21,12 @@ import type { Workspace } from "@/lib/workspace/types";
  *   canonical path (realpath of the nearest existing ancestor + the missing tail) must lie
  *   inside the root, by path components, never by string prefix.
  *
- * Reasons of `path_outside_workspace` (C01, C02, C03): "lexical" when the path leaves the root before any symlink is looked at; "symlink"
- * when the file itself, or the existing directory it is (or would be created) in, resolves
- * outside through a symlink (C02 1-5, a dangling final link C03-1); "parent_symlink" when the
- * file's parent directory does not exist yet and its nearest existing ancestor resolves outside,
- * i.e. creating the missing directories would create them outside (C03-2).
+ * Reasons of `path_outside_workspace` (C01, C02, C03): "lexical" when the path leaves the root
+ * before any symlink is looked at; "symlink" when the file itself, or the existing directory it is
+ * (or would be created) in, resolves outside through a symlink (C02 1-5, a dangling final link
+ * C03-1); "parent_symlink" when the file's parent directory does not exist yet and its nearest
+ * existing ancestor resolves outside, i.e. creating the missing directories would create them
+ * outside (C03-2).
  */
 
 /** A path argument after the fence accepted it. */

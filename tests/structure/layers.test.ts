@@ -18,7 +18,7 @@ const LAYERS: { name: string; modules: string[] }[] = [
   },
   {
     name: "domain",
-    modules: ["lib/workspace/", "lib/diff/", "lib/net/", "lib/backups/", "lib/exec/", "lib/policy/", "lib/redact.ts", "lib/redact/", "lib/audit/", "lib/effects/"],
+    modules: ["lib/workspace/", "lib/diff/", "lib/net/", "lib/transform/", "lib/backups/", "lib/exec/", "lib/policy/", "lib/redact.ts", "lib/redact/", "lib/audit/", "lib/effects/"],
   },
   { name: "tools", modules: ["lib/tools/"] },
   { name: "core", modules: ["lib/gateway/", "lib/approvals/", "lib/auth/", "lib/hooks/", "lib/health.ts"] },
