@@ -142,9 +142,16 @@ const dryBackups: BackupStore = {
   list: async () => ({ items: [], total: 0 }),
 };
 
-/** The diff and summary an undo would produce, without changing or storing anything. */
+/**
+ * The diff and summary an undo would produce, without changing or storing anything. A path in
+ * conflict (changed since, possibly gone with its directory) is left out: it is not what the undo
+ * expects to replace, and the plan lists it instead; an undo with conflicts applies nothing.
+ */
 export async function previewUndo(workspace: Workspace, plan: UndoPlan): Promise<{ summary: ChangesSummary; diff: string }> {
-  const staged = await stageEntries({ root: workspace.root, entries: entriesOf(plan.rows), source: undoSource(plan.rows), backups: dryBackups });
+  const conflicting = plan.conflicts.map((c) => c.path);
+  const affected = (p: string) => conflicting.some((c) => p === c || p.startsWith(`${c}/`) || c.startsWith(`${p}/`));
+  const rows = conflicting.length > 0 ? plan.rows.filter((r) => !affected(r.path)) : plan.rows;
+  const staged = await stageEntries({ root: workspace.root, entries: entriesOf(rows), source: undoSource(rows), backups: dryBackups });
   return { summary: staged.summary, diff: staged.diff };
 }
 

@@ -223,6 +223,11 @@ describe("session rewind", () => {
     expect(hash()).toBe(start);
     const [row] = await sql<{ tool: string; status: string; reviewer: string }>(server.databaseUrl, `SELECT tool, status, reviewer FROM "ToolCall" WHERE id = $1`, [res.body.call_id]);
     expect(row).toEqual({ tool: "rewind_session", status: "succeeded", reviewer: expect.any(String) });
+
+    // Asking again (the rewind page re-renders after its button) answers; nothing is left to undo.
+    const again = await server.reviewer("POST", `/api/sessions/${SESSION}/rewind`, { before_call_id: first.call_id, dry_run: true });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(hash()).toBe(start);
   }, 300_000);
 
   it("a rewind with a conflict changes nothing and lists it; unknown sessions are 404", async () => {

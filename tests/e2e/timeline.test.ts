@@ -88,6 +88,8 @@ describe("session timeline", () => {
     expect(await row.textContent()).toContain("10,000");
   });
 
+  // The time bound only stops a hung browser: 360 scroll frames on a loaded 2-core machine take
+  // over a minute. The figures are recorded, not asserted.
   it("loads 10,000 calls, draws them, keeps the DOM small while scrolling to the last call, and records the figures", async () => {
     const started = Date.now();
     const response = await page.goto(`${server.url}/sessions/${sessionId}`);
@@ -134,7 +136,7 @@ describe("session timeline", () => {
     }
 
     writeBenchmark({ htmlBytes, loadMs, nav, wheel, fling, filterMs, filteredRows });
-  });
+  }, 180_000);
 });
 
 function writeBenchmark(f: { htmlBytes: number; loadMs: number; nav: { ttfb: number; domContentLoaded: number; load: number }; wheel: ScrollFigures; fling: ScrollFigures; filterMs: number; filteredRows: number }) {

@@ -146,7 +146,9 @@ describe("npm start", () => {
     const log = fs.readFileSync(path.join(ROOT, BUILD_LOG), "utf8");
     expect(log).toMatch(/Compiled successfully|Compiled with warnings|Route \(app\)/);
     expect(log).not.toMatch(/whole project|dynamic filesystem|unexpected file in NFT|Encountered unexpected file/i);
-    expect(log.match(/^\s*(⚠|Warning)/gm) ?? []).toEqual([]);
+    // A fresh clone builds without a cache; Next.js says so with a ⚠ line that is not a defect.
+    const warnings = (log.match(/^\s*(⚠|Warning).*$/gm) ?? []).filter((line) => !/No build cache found/.test(line));
+    expect(warnings).toEqual([]);
   }, 600_000);
 
   it("health says which check failed: a disk threshold set above the free space fails only `disk`", async () => {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { createAgent } from "@/lib/dashboard/tokens";
 import { requireReviewer } from "@/lib/http/auth";
 import { errorResponse, json, readJsonBody } from "@/lib/http/respond";
+import { guardDoor } from "@/lib/http/door";
 
 const NewAgentBody = z
   .object({
@@ -16,7 +17,7 @@ const NewAgentBody = z
  * Response: 201 `{ok: true, agent_id, name, token}`; the token is shown this once and only its
  * sha256 is stored. 400 `invalid_arguments` for a bad body or an unknown workspace.
  */
-export async function POST(req: Request): Promise<Response> {
+export const POST = guardDoor(async function POST(req: Request): Promise<Response> {
   const auth = await requireReviewer(req, { mutation: true });
   if (!auth.ok) return auth.response;
   const body = await readJsonBody(req);
@@ -26,4 +27,4 @@ export async function POST(req: Request): Promise<Response> {
   const result = await createAgent({ name: parsed.data.name, workspaceId: parsed.data.workspace_id }, auth.identity.login);
   if (!result.ok) return errorResponse("invalid_arguments", result.message);
   return json({ ok: true, agent_id: result.agentId, name: result.name, token: result.token }, 201);
-}
+});

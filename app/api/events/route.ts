@@ -1,5 +1,6 @@
 import { liveEventStream } from "@/lib/dashboard/live";
 import { requireReviewer } from "@/lib/http/auth";
+import { guardDoor } from "@/lib/http/door";
 
 /**
  * GET /api/events — the dashboard's live feed (server-sent events): every audit event as it is
@@ -7,7 +8,7 @@ import { requireReviewer } from "@/lib/http/auth";
  * `Last-Event-ID` (a reconnect) or `?since=<seq>` (the seq the page was rendered at). Reviewer auth (dashboard session cookie or reviewer API token).
  * See lib/dashboard/live.ts for the message types.
  */
-export async function GET(req: Request): Promise<Response> {
+export const GET = guardDoor(async function GET(req: Request): Promise<Response> {
   const auth = await requireReviewer(req, { mutation: false });
   if (!auth.ok) return auth.response;
   const resumeFrom = req.headers.get("last-event-id") ?? new URL(req.url).searchParams.get("since");
@@ -19,4 +20,4 @@ export async function GET(req: Request): Promise<Response> {
       "x-accel-buffering": "no",
     },
   });
-}
+});

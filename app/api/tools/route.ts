@@ -1,5 +1,6 @@
 import { json } from "@/lib/http/respond";
 import { listTools } from "@/lib/tools/registry";
+import { guardDoor } from "@/lib/http/door";
 
 /**
  * GET /api/tools — every tool with its JSON Schema (from the zod schema via `z.toJSONSchema`),
@@ -7,6 +8,6 @@ import { listTools } from "@/lib/tools/registry";
  * Public: it describes the interface, not the workspace.
  * Response: `{ tools: [{name, title, description, input_schema, risk, annotations}] }`.
  */
-export async function GET(): Promise<Response> {
+export const GET = guardDoor(async function GET(_req: Request): Promise<Response> {
   return json({ tools: listTools() });
-}
+});

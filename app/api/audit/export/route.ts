@@ -2,6 +2,7 @@ import { exportJsonl } from "@/lib/dashboard/audit";
 import { parseUtcInput } from "@/lib/dashboard/sessions";
 import { requireReviewer } from "@/lib/http/auth";
 import { errorResponse } from "@/lib/http/respond";
+import { guardDoor } from "@/lib/http/door";
 
 /**
  * GET /api/audit/export?from=…&to=… — the audit log as JSON Lines (one object per line): the
@@ -9,7 +10,7 @@ import { errorResponse } from "@/lib/http/respond";
  * chain links). `from`/`to` are ISO 8601 times (UTC when no offset is given); either may be left
  * out. Streamed; reviewer auth. 400 invalid_arguments for an unreadable time.
  */
-export async function GET(req: Request): Promise<Response> {
+export const GET = guardDoor(async function GET(req: Request): Promise<Response> {
   const auth = await requireReviewer(req, { mutation: false });
   if (!auth.ok) return auth.response;
   const params = new URL(req.url).searchParams;
@@ -41,4 +42,4 @@ export async function GET(req: Request): Promise<Response> {
       "cache-control": "no-store",
     },
   });
-}
+});

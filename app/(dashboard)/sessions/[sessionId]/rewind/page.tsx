@@ -71,15 +71,19 @@ export default async function RewindPage({ params, searchParams }: Params) {
           </Card>
         )}
         <Card title="Combined diff">{outcome.diff ? <DiffView diff={outcome.diff} title={<span>what the rewind will do</span>} /> : <p className="text-sm text-zinc-500">No line diff.</p>}</Card>
-        {outcome.conflicts.length === 0 && outcome.reverted_calls.length > 0 && (
-          <ActionForm action={rewindAction} className="flex flex-wrap items-center gap-3" confirm="Rewind the workspace to before this call?" testId="rewind-form">
-            <input type="hidden" name="sessionId" value={sessionId} />
-            <input type="hidden" name="beforeCallId" value={before} />
+        {/* The form stays mounted after it ran: the action re-renders this page (now with nothing
+            left to undo, or with conflicts), and its answer must still be shown. */}
+        <ActionForm action={rewindAction} className="flex flex-wrap items-center gap-3" confirm="Rewind the workspace to before this call?" testId="rewind-form">
+          <input type="hidden" name="sessionId" value={sessionId} />
+          <input type="hidden" name="beforeCallId" value={before} />
+          {outcome.conflicts.length === 0 && outcome.reverted_calls.length > 0 ? (
             <button type="submit" className="rounded-md bg-red-600 px-3 py-1.5 text-sm font-medium text-white">
               Rewind {outcome.reverted_calls.length} call(s)
             </button>
-          </ActionForm>
-        )}
+          ) : (
+            <p className="text-sm text-zinc-500">{outcome.conflicts.length > 0 ? "Resolve the conflicts above to rewind." : "Nothing after this call is left to undo."}</p>
+          )}
+        </ActionForm>
       </div>
     </>
   );

@@ -1,6 +1,7 @@
 import { revokeAgentToken } from "@/lib/dashboard/tokens";
 import { requireReviewer } from "@/lib/http/auth";
 import { errorResponse, json } from "@/lib/http/respond";
+import { guardDoor } from "@/lib/http/door";
 
 /**
  * POST /api/agents/{id}/revoke — revokes an agent token (the dashboard's Tokens page, for
@@ -9,11 +10,11 @@ import { errorResponse, json } from "@/lib/http/respond";
  * waiters receive that. Revoking twice changes nothing. Reviewer auth (+ CSRF for cookie sessions).
  * Response: `{ok: true, agent_id, ended_calls: [call ids]}`, or 404 `not_found`.
  */
-export async function POST(req: Request, { params }: { params: Promise<{ agentId: string }> }): Promise<Response> {
+export const POST = guardDoor(async function POST(req: Request, { params }: { params: Promise<{ agentId: string }> }): Promise<Response> {
   const auth = await requireReviewer(req, { mutation: true });
   if (!auth.ok) return auth.response;
   const { agentId } = await params;
   const result = await revokeAgentToken(agentId, auth.identity.login);
   if (!result.ok) return errorResponse("not_found", result.message ?? `No agent ${agentId}.`, { agent_id: agentId });
   return json({ ok: true, agent_id: agentId, ended_calls: result.endedCalls ?? [] });
-}
+});

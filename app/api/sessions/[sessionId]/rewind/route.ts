@@ -3,6 +3,7 @@ import { rewindSession } from "@/lib/effects/rewind";
 import { requireReviewer } from "@/lib/http/auth";
 import { errorResponse, json, readJsonBody } from "@/lib/http/respond";
 import { httpStatusOf } from "@/lib/errors";
+import { guardDoor } from "@/lib/http/door";
 
 const RewindBody = z
   .object({
@@ -22,7 +23,7 @@ const RewindBody = z
  * envelopes: 404 not_found (session or call), 409 conflict (detail.conflicts; nothing changed,
  * the body also carries the would-be `reverted_calls`), 400 invalid_arguments.
  */
-export async function POST(req: Request, { params }: { params: Promise<{ sessionId: string }> }): Promise<Response> {
+export const POST = guardDoor(async function POST(req: Request, { params }: { params: Promise<{ sessionId: string }> }): Promise<Response> {
   const auth = await requireReviewer(req, { mutation: true });
   if (!auth.ok) return auth.response;
   const body = await readJsonBody(req);
@@ -33,4 +34,4 @@ export async function POST(req: Request, { params }: { params: Promise<{ session
   const result = await rewindSession({ sessionRef: sessionId, beforeCallId: parsed.data.before_call_id, login: auth.identity.login, dryRun: parsed.data.dry_run === true });
   if (result.ok) return json({ ok: true, ...result.outcome });
   return json({ ok: false, call_id: result.outcome?.call_id ?? null, error: result.error, ...(result.outcome && { reverted_calls: result.outcome.reverted_calls, conflicts: result.outcome.conflicts }) }, httpStatusOf(result.error.name));
-}
+});
