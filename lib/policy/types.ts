@@ -2,7 +2,7 @@ import type { RuleLimits } from "@/lib/exec/limits";
 
 /**
  * Types shared by the policy engine (lib/policy), the gateway and the dashboard.
- * Decisions: deny beats ask beats allow (DESIGN.md "Policy").
+ * Decisions: deny beats ask beats allow (lib/policy/decide.ts).
  */
 
 export type Decision = "allow" | "ask" | "deny";

@@ -34,7 +34,7 @@ const GetCallOutput = z.looseObject({
 /**
  * get_call: the status and, once finished, the result envelope of an earlier call of the same
  * agent token. This is how an agent collects the outcome of a call that waited for approval
- * (DESIGN.md "Waiting for a person"). Another agent's call answers `not_found`. A run_command
+ * (once its own request stopped waiting). Another agent's call answers `not_found`. A run_command
  * whose file changes are held for a reviewer stays "pending" with no result here: `wait_ms` waits
  * for the decision on them (the held result itself was the command's own answer;
  * state machine: lib/approvals/wait.ts).
