@@ -21,6 +21,10 @@ export default defineConfig({
   resolve: { tsconfigPaths: true },
   test: {
     environment: "node",
+    // Tests were written against the strict preset (every write and non-read-only command asks):
+    // workspaces they create, in process or through tests/helpers/server.ts (which passes the
+    // environment on), start strict. Tests of the other presets choose theirs explicitly.
+    env: { AGENT_REACH_DEFAULT_PRESET: "strict" },
     testTimeout: 60_000,
     hookTimeout: 240_000,
     reporters: ["default", "./tests/helpers/summary-reporter.ts"],

@@ -1,3 +1,4 @@
+import { DEFAULT_PRESET, PRESET_NAMES, type PresetName } from "@/lib/policy/presets";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -47,6 +48,7 @@ const EnvSchema = z.object({
   AGENT_REACH_CMD_CGROUP: z.enum(["auto", "off"]).default("auto"),
   // The command sandbox (lib/exec/sandbox.ts).
   AGENT_REACH_SANDBOX: z.enum(["auto", "off"]).default("auto"),
+  AGENT_REACH_DEFAULT_PRESET: z.enum(PRESET_NAMES).default(DEFAULT_PRESET),
   AGENT_REACH_BWRAP: z.string().min(1).optional(),
   AGENT_REACH_SANDBOX_READONLY: z.string().optional(),
   AGENT_REACH_MAX_CONCURRENT_COMMANDS: z.coerce.number().int().min(1).max(1024).optional(),
@@ -115,6 +117,11 @@ export interface Config {
   /** Commands that may run at once; more wait their turn (default: the number of cores). */
   maxConcurrentCommands: number;
   /**
+   * The supervision preset a workspace gets when it is first registered (AGENT_REACH_DEFAULT_PRESET,
+   * default "balanced"; lib/policy/presets.ts). The dashboard changes a workspace's preset later.
+   */
+  defaultPreset: PresetName;
+  /**
    * Free space below which the health check's disk check fails: `{mb}` (AGENT_REACH_HEALTH_MIN_FREE_MB),
    * `{percent}` of the file system (AGENT_REACH_HEALTH_MIN_FREE_PERCENT), or null for the default
    * (lib/health.ts `diskThresholdBytes`). 0 turns the check off.
@@ -162,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bwrapPath: e.AGENT_REACH_BWRAP ? path.resolve(e.AGENT_REACH_BWRAP) : findOnPath("bwrap", env.PATH ?? "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
     sandboxReadOnly: readOnlyList(e.AGENT_REACH_SANDBOX_READONLY),
     maxConcurrentCommands: e.AGENT_REACH_MAX_CONCURRENT_COMMANDS ?? Math.max(1, os.availableParallelism()),
+    defaultPreset: e.AGENT_REACH_DEFAULT_PRESET,
     healthMinFree:
       e.AGENT_REACH_HEALTH_MIN_FREE_MB !== undefined
         ? { mb: e.AGENT_REACH_HEALTH_MIN_FREE_MB }

@@ -1,5 +1,5 @@
+import { constants } from "node:fs";
 import fs from "node:fs/promises";
-import path from "node:path";
 import { getConfig, type Config } from "@/lib/config";
 import { db } from "@/lib/db";
 import { commandSlotStats } from "@/lib/exec/concurrency";
@@ -53,7 +53,7 @@ export function diskCheck(config: Pick<Config, "healthMinFree" | "maxBodyBytes">
 
 /**
  * The self-check behind GET /api/health: database reachable, workspace root readable and
- * writable (a probe file is created and removed), free disk space on the workspace's file system
+ * writable (`probeWritable`: nothing ever appears in the workspace), free disk space on the workspace's file system
  * (threshold: `diskThresholdBytes`),
  * and how run_command's processes and memory are contained (informational: always ok, since a
  * machine without cgroups still runs commands, with the limits `containmentDetail` names).
@@ -75,11 +75,9 @@ export async function checkHealth(): Promise<{ ok: boolean; failed: HealthCheck[
   }
   try {
     const ws = await currentWorkspace();
-    const probe = path.join(ws.root, `.agent-reach-health-${process.pid}-${Date.now()}`);
     await fs.readdir(ws.root);
-    await fs.writeFile(probe, "ok", { flag: "wx", mode: 0o600 });
-    await fs.rm(probe, { force: true });
-    checks.push({ name: "workspace", ok: true, detail: `${ws.root} readable and writable` });
+    const how = await probeWritable(ws.root);
+    checks.push({ name: "workspace", ok: true, detail: `${ws.root} readable and writable (${how})` });
     checks.push(diskCheck(getConfig(), await fs.statfs(ws.root)));
   } catch (err) {
     checks.push({ name: "workspace", ok: false, detail: (err as Error).message.split("\n")[0] });
@@ -102,6 +100,38 @@ export async function checkHealth(): Promise<{ ok: boolean; failed: HealthCheck[
   });
   const failed = checks.filter((c) => !c.ok).map((c) => c.name);
   return { ok: checks.every((c) => c.ok || c.advisory), failed, checks };
+}
+
+/** Linux's O_TMPFILE (`__O_TMPFILE | O_DIRECTORY`); Node does not export it. */
+const O_TMPFILE = 0o20000000 | constants.O_DIRECTORY;
+
+/**
+ * Proves that files can be written in `dir` without a name ever appearing there: an unnamed
+ * temporary file (open(2) with O_TMPFILE) is created on the directory's file system, two bytes
+ * are written and synced, and closing it frees it. An agent listing or watching the workspace
+ * sees nothing. Where the file system cannot make unnamed files (EOPNOTSUPP; EISDIR or EINVAL on
+ * kernels without O_TMPFILE), the kernel's own answer to "may this process write here"
+ * (access(2) W_OK: a read-only mount, permissions, an immutable directory) stands in.
+ * @returns how it was proven, for the check's detail
+ * @throws the file system's error when the directory is not writable
+ */
+export async function probeWritable(dir: string): Promise<string> {
+  let handle: fs.FileHandle;
+  try {
+    handle = await fs.open(dir, O_TMPFILE | constants.O_WRONLY, 0o600);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== "EOPNOTSUPP" && code !== "EISDIR" && code !== "EINVAL") throw e;
+    await fs.access(dir, constants.W_OK);
+    return "write permission checked; this file system makes no unnamed files";
+  }
+  try {
+    await handle.write("ok");
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return "an unnamed file was written";
 }
 
 /** The sandbox as one health check (see `checkHealth`). */

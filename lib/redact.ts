@@ -18,6 +18,8 @@
  * the common vendor token prefixes, each documented by its vendor.
  */
 
+import { redactEncoded, type Found } from "@/lib/redact/encoded";
+
 /** The sentence tool descriptions carry about masking (lib/tools/*.ts), for a model. */
 export const MASKED_OUTPUT_NOTE =
   "Values that look like credentials (cloud keys, private keys, tokens, passwords, connection strings) come back masked as [REDACTED:<kind>:<length>]; never copy a marker into edit_file old_string or write_file content.";
@@ -206,6 +208,9 @@ export function redactServerSecretsValue<T>(value: T): T {
  */
 export function redactText(text: string): string {
   let out = redactServerSecrets(text);
+  // Secrets written as spaced hex, hex dump tables or wrapped base64 (lib/redact/encoded.ts):
+  // decoded, and masked only where the decoded bytes hold a secret.
+  out = redactEncoded(out, findInDecoded);
   for (const { kind, re } of SECRET_PATTERNS) {
     out = out.replace(re, (match: string, ...rest: unknown[]) => {
       const groups = rest.slice(0, -2); // the capture groups (the last two arguments are offset and input)
@@ -217,6 +222,32 @@ export function redactText(text: string): string {
     });
   }
   return out;
+}
+
+/** SECRET_PATTERNS with match indices (`d`), for finding where in decoded bytes a secret lies. */
+let indexedPatterns: Array<{ kind: string; re: RegExp }> | null = null;
+
+/**
+ * The secrets in decoded bytes (a latin1 string, one character per byte): this server's own
+ * secrets (their UTF-8 bytes, exactly) and every credential format of the table. Bytes without a
+ * run of 8 printable ASCII characters hold neither, and are not searched.
+ */
+function findInDecoded(decoded: string): Found[] {
+  if (!/[\x20-\x7e]{8,}/.test(decoded)) return [];
+  const found: Found[] = [];
+  for (const secret of secretStore().secrets) {
+    const bytes = Buffer.from(secret, "utf8").toString("latin1");
+    for (let i = decoded.indexOf(bytes); i !== -1; i = decoded.indexOf(bytes, i + 1)) found.push({ start: i, end: i + bytes.length, kind: "server_secret" });
+  }
+  indexedPatterns ??= SECRET_PATTERNS.map(({ kind, re }) => ({ kind, re: new RegExp(re.source, re.flags.includes("d") ? re.flags : `${re.flags}d`) }));
+  for (const { kind, re } of indexedPatterns) {
+    for (const m of decoded.matchAll(re)) {
+      const groups = m.indices?.slice(1).find((g) => g !== undefined);
+      const [start, end] = groups ?? [m.index ?? 0, (m.index ?? 0) + m[0].length];
+      if (end > start) found.push({ start, end, kind });
+    }
+  }
+  return found;
 }
 
 /**

@@ -7,9 +7,15 @@
  * dashboard: explore, read, search, add month units to ms (three edits of index.js and one of
  * readme.md, each approved), write a test, run it with `node --test` (approved), try a risky
  * install command (rejected with a reason), and restore the README from its backup (approved).
+ * Which of these ask a reviewer depends on the preset; the reviewer approves or rejects each
+ * that does, through the reviewer API.
  * The session stays in the database for the dashboard.
  *
  * Flags:
+ *   --preset NAME  the workspace's supervision preset: strict (every change asks), balanced (the
+ *                  default: writes apply at once, commands run in the sandbox; only the risky
+ *                  install command asks) or autonomous. The demo counts the approvals asked and
+ *                  prints a digest of the workspace's files, the same under every preset;
  *   --serve        keep the server running afterwards (Ctrl-C stops it) to browse the session;
  *   --screenshots  save screenshots of the session in the dashboard to docs/screenshots/demo-*.png
  *                  (Debian's Chromium via playwright-core).
@@ -24,9 +30,19 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { startTestServer, type TestServer } from "@/tests/helpers/server";
 import { sql } from "@/tests/helpers/sql";
+import { isPresetName, PRESET_NAMES } from "@/lib/policy/presets";
+import { createHash } from "node:crypto";
 
 const PACKAGE = "ms@2.1.3";
 const serve = process.argv.includes("--serve");
+const presetArg = process.argv.indexOf("--preset");
+const preset = presetArg >= 0 ? process.argv[presetArg + 1] : "balanced";
+if (!isPresetName(preset)) {
+  console.error(`--preset must be one of ${PRESET_NAMES.join(", ")}`);
+  process.exit(2);
+}
+/** How many calls asked the reviewer during the session. */
+let asks = 0;
 const wantScreenshots = process.argv.includes("--screenshots");
 
 type Decision = { approve: true } | { approve: false; reason: string };
@@ -70,37 +86,48 @@ class DemoAgent {
   }
 
   /**
-   * A call the policy asks about: the agent's MCP call waits while the reviewer finds it in the
-   * approval queue and decides. @returns the tool result (data or error envelope) and the call id
+   * A call that may ask the reviewer, depending on the preset: the agent's MCP call waits while
+   * the reviewer looks for it in the approval queue; when it shows up there, the reviewer decides
+   * (and the ask is counted); when the call answers first, it applied without asking.
+   * @returns the tool result (data or error envelope), the call id, and whether it asked
    */
-  async reviewed(tool: string, args: Record<string, unknown>, decision: Decision): Promise<{ ok: boolean; body: any; callId: string }> {
-    const pending = this.client.callTool({ name: tool, arguments: args }, undefined, { timeout: 120_000 }) as Promise<CallToolResult>;
-    const queued = await this.waitForApproval(tool, args);
-    const preview = queued.preview?.diff ? ` (diff: +${queued.preview.additions} −${queued.preview.deletions})` : "";
-    if (decision.approve) {
-      say("reviewer", `approves ${tool} ${args.path ?? args.command ?? args.backup_id ?? ""}${preview}`);
-      await this.server.reviewer("POST", `/api/approvals/${queued.call_id}/approve`, {});
-    } else {
-      say("reviewer", `rejects ${tool} "${args.command ?? args.path}": ${decision.reason}`);
-      await this.server.reviewer("POST", `/api/approvals/${queued.call_id}/reject`, { reason: decision.reason });
+  async reviewed(tool: string, args: Record<string, unknown>, decision: Decision): Promise<{ ok: boolean; body: any; callId: string; asked: boolean }> {
+    let done = false;
+    const pending = (this.client.callTool({ name: tool, arguments: args }, undefined, { timeout: 120_000 }) as Promise<CallToolResult>).finally(() => {
+      done = true;
+    });
+    const queued = await this.waitForApproval(tool, args, () => done);
+    if (queued) {
+      asks++;
+      const preview = queued.preview?.diff ? ` (diff: +${queued.preview.additions} −${queued.preview.deletions})` : "";
+      const why = queued.verdict?.rule?.id ? ` [asked by ${queued.verdict.rule.id}]` : "";
+      if (decision.approve) {
+        say("reviewer", `approves ${tool} ${args.path ?? args.command ?? args.backup_id ?? ""}${preview}${why}`);
+        await this.server.reviewer("POST", `/api/approvals/${queued.call_id}/approve`, {});
+      } else {
+        say("reviewer", `rejects ${tool} "${args.command ?? args.path}": ${decision.reason}${why}`);
+        await this.server.reviewer("POST", `/api/approvals/${queued.call_id}/reject`, { reason: decision.reason });
+      }
     }
     const result = await pending;
     const body = JSON.parse((result.content[0] as { text: string }).text);
-    return { ok: !result.isError, body, callId: queued.call_id };
+    if (!queued) say("demo", `${tool} ${args.path ?? args.command ?? args.backup_id ?? ""} applied without asking (${preset})`);
+    return { ok: !result.isError, body, callId: queued?.call_id ?? body.call_id, asked: queued !== null };
   }
 
-  private async waitForApproval(tool: string, args: Record<string, unknown>): Promise<any> {
+  private async waitForApproval(tool: string, args: Record<string, unknown>, finished: () => boolean): Promise<any | null> {
     // The queue shows the parsed arguments (defaults filled in): match on the ones the agent sent.
     const sent = Object.entries(args).map(([k, v]) => [k, JSON.stringify(v)]);
-    for (let i = 0; i < 300; i++) {
+    for (let i = 0; i < 600; i++) {
       const list = await this.server.reviewer("GET", "/api/approvals");
       const found = list.body.approvals.find(
         (a: { tool: string; args: Record<string, unknown> }) => a.tool === tool && sent.every(([k, v]) => JSON.stringify(a.args[k]) === v),
       );
       if (found) return found;
+      if (finished()) return null;
       await new Promise((r) => setTimeout(r, 100));
     }
-    throw new Error(`${tool} never reached the approval queue`);
+    throw new Error(`${tool} neither answered nor reached the approval queue`);
   }
 
   close(): Promise<void> {
@@ -218,14 +245,26 @@ async function takeScreenshots(server: TestServer, sessionId: string): Promise<s
   return saved;
 }
 
+/**
+ * sha256 over every file of the workspace (sorted paths, each path and content), to show that the
+ * session ends with the same files under every preset.
+ */
+function workspaceDigest(root: string): string {
+  const hash = createHash("sha256");
+  const walk = (dir: string): string[] =>
+    fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : e.isFile() ? [path.join(dir, e.name)] : []));
+  for (const file of walk(root).sort()) hash.update(`${path.relative(root, file)}\0`).update(fs.readFileSync(file)).update("\0");
+  return hash.digest("hex").slice(0, 16);
+}
+
 async function main(): Promise<void> {
   const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "agent-reach-demo-")));
   say("demo", `npm pack ${PACKAGE} → ${base}`);
   const workspace = unpack(base);
   const dataDir = path.join(base, "data");
   fs.mkdirSync(dataDir);
-  const server = await startTestServer({ workspace, dataDir, env: { AGENT_REACH_HOST_ID: "demo" } });
-  say("demo", `Agent Reach is serving ${server.url} (workspace ${workspace})`);
+  const server = await startTestServer({ workspace, dataDir, env: { AGENT_REACH_HOST_ID: "demo", AGENT_REACH_DEFAULT_PRESET: preset } });
+  say("demo", `Agent Reach is serving ${server.url} (workspace ${workspace}, supervision preset ${preset})`);
   let stopped = false;
   const stop = async () => {
     if (!stopped) await server.stop();
@@ -241,6 +280,7 @@ async function main(): Promise<void> {
          FROM "Session" s JOIN "ToolCall" c ON c."sessionId" = s.id WHERE s.door = 'mcp' GROUP BY s.id ORDER BY MAX(c."createdAt") DESC LIMIT 1`,
     );
     say("demo", `audit session ${session.id}: ${session.calls} calls, ${session.approved} approved and ${session.rejected} rejected by the reviewer`);
+    say("demo", `preset ${preset}: the reviewer was asked ${asks} time${asks === 1 ? "" : "s"}; workspace files digest ${workspaceDigest(workspace)}`);
     if (wantScreenshots) {
       for (const file of await takeScreenshots(server, session.id)) say("demo", `screenshot ${file}`);
     }

@@ -4,6 +4,7 @@ import "diff2html/bundles/css/diff2html.min.css";
 import "./dashboard.css";
 import { currentReviewer } from "@/lib/dashboard/auth";
 import { countPending } from "@/lib/dashboard/approvals";
+import { unseenTotal } from "@/lib/dashboard/review";
 import { latestEventSeq } from "@/lib/dashboard/live";
 import { sandboxStatus } from "@/lib/exec/sandbox";
 import { signOutAction } from "./actions";
@@ -24,7 +25,7 @@ export const metadata: Metadata = {
 export default async function DashboardLayout({ children }: { children: React.ReactNode }) {
   const reviewer = await currentReviewer();
   if (!reviewer) return <>{children}</>;
-  const [pending, since] = await Promise.all([countPending(), latestEventSeq()]);
+  const [pending, since, unseen] = await Promise.all([countPending(), latestEventSeq(), unseenTotal()]);
   return (
     <LiveProvider initialPending={pending} since={since}>
       <a href="#main" className="ar-skip-link">
@@ -48,7 +49,7 @@ export default async function DashboardLayout({ children }: { children: React.Re
               <NotificationToggle />
             </div>
           </div>
-          <Nav />
+          <Nav unseen={unseen} />
         </aside>
         <main id="main" tabIndex={-1} className="min-w-0 flex-1 px-3 py-4 focus:outline-none sm:px-6 sm:py-6">
           <SandboxBanner />

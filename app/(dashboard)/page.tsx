@@ -27,6 +27,7 @@ async function Overview() {
   const o = await loadOverview();
   const stats: [string, number, string][] = [
     ["Waiting for you", o.pending, "/approvals"],
+    ["Unseen changes", o.unseen, "/review"],
     ["Calls, last 24 h", o.callsLastDay, "/sessions"],
     ["Failed, last 24 h", o.errorsLastDay, "/sessions"],
     ["Sessions, last 24 h", o.sessionsLastDay, "/sessions"],
@@ -36,7 +37,7 @@ async function Overview() {
     <>
       <LiveRefresh />
       <PageHeader title="Overview" description="Every tool call your agents make goes through Agent Reach and is recorded here." />
-      <div className="mb-6 grid grid-cols-2 gap-3 sm:grid-cols-3 lg:grid-cols-5">
+      <div className="mb-6 grid grid-cols-2 gap-3 sm:grid-cols-3 lg:grid-cols-6">
         {stats.map(([label, value, href]) => (
           <Link key={label} href={href} className="rounded-lg border border-zinc-200 bg-white p-3 hover:border-zinc-400 dark:border-zinc-800 dark:bg-zinc-900 dark:hover:border-zinc-600">
             <div className="text-2xl font-semibold tabular-nums">{value.toLocaleString("en")}</div>

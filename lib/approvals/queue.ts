@@ -13,6 +13,7 @@ import { endRevokedCall, isAgentRevoked } from "@/lib/approvals/revocation";
 import { expireCall, isOverdue, waitForAnswer } from "@/lib/approvals/wait";
 import { startExecutor } from "@/lib/approvals/executor";
 import { argsColumn, pendingColumn, queuedTargetSha256, ruleOptionsOf } from "@/lib/audit/record";
+import { planFacts, planGrant, saveGrant, type GrantPlan, type GrantRequest } from "@/lib/approvals/grants";
 import { applyHeldEffects, discardHeldEffects, dropHeldEffects, isHeldEffects } from "@/lib/effects/call-hooks";
 
 /**
@@ -53,13 +54,17 @@ export async function expireDue(): Promise<number> {
  * edit_file's new_string; ToolDefinition.editable), which the log keeps beside the original.
  * A held change set (the call is pending with `pendingJson.effects`: its command already ran) is
  * approved the same way; approving applies it (lib/effects/call-hooks.ts).
+ * With `grant`, the approval also allows the call's pattern from now on (lib/approvals/grants.ts):
+ * the grant is checked first (a refused grant answers `invalid_arguments`, detail.reason
+ * "grant_refused", and nothing is decided), the approval's event lists the rules it creates, and
+ * they are saved right after the approval.
  * @returns the call's envelope once it ran (null if the owning instance has not run it within the
  *   wait bound; it still will). When the command ran and its file changes were held for a
  *   reviewer, status "pending" and the held result envelope (`changes.status` "held"): the
  *   effect waits for its own approval (state machine: lib/approvals/wait.ts); `not_found`, `approval_expired`, `invalid_arguments`
  *   (content given for a tool that is not editable) or `conflict` (detail.reason "already_decided") otherwise.
  */
-export async function approveCall(callId: string, reviewer: string, edit?: { content?: string }): Promise<DecisionResult> {
+export async function approveCall(callId: string, reviewer: string, edit?: { content?: string }, grant?: GrantRequest): Promise<DecisionResult> {
   const row = await db().toolCall.findUnique({ where: { id: callId } });
   if (!row) return { ok: false, error: errorBody("not_found", `No call ${callId}.`, { call_id: callId }) };
   if (isOverdue(row)) {
@@ -92,11 +97,20 @@ export async function approveCall(callId: string, reviewer: string, edit?: { con
     return { ok: false, error: errorBody("invalid_arguments", "The edited arguments are not valid for this tool.") };
   }
 
+  // A grant is checked before anything is decided: a refused grant leaves the call pending.
+  let plan: GrantPlan | null = null;
+  if (grant) {
+    if (isHeldEffects(row.pendingJson)) return { ok: false, error: errorBody("invalid_arguments", "Grant refused: a held change set is approved on its own, never by a grant.", { reason: "grant_refused" }) };
+    const checked = await planGrant(row, args, grant, reviewer);
+    if (!checked.ok) return checked;
+    plan = checked.plan;
+  }
+
   const actor = `reviewer:${reviewer}`;
   startExecutor();
   const approved = await transition(callId, ["pending"], "approved", {
     actor,
-    eventData: { edited: editedArgsJson !== null },
+    eventData: { edited: editedArgsJson !== null, ...(plan && { grants: planFacts(plan) }) },
     reviewer,
     decidedAt: new Date(),
     ...(editedArgsJson && { editedArgsJson }),
@@ -105,6 +119,7 @@ export async function approveCall(callId: string, reviewer: string, edit?: { con
     const now = await db().toolCall.findUnique({ where: { id: callId }, select: { status: true } });
     return alreadyDecided(callId, now?.status ?? "unknown");
   }
+  if (plan) await saveGrant(plan, reviewer);
   // The executor of the instance that owns the workspace runs the call when it sees the approval
   // (this process's bus, LISTEN/NOTIFY, or the sweep); this request only waits for the outcome.
   // A command whose change set is held answers at once with its held result (status "pending").

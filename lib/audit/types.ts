@@ -34,6 +34,8 @@ export interface ToolPreview {
   /** Added / removed line counts of the diff. */
   additions?: number;
   deletions?: number;
+  /** Size of the file after the change (bytes), when the preview knows it. */
+  afterBytes?: number;
   /** Anything else a reviewer should see (e.g. "file is binary", "line endings change"). */
   warnings?: string[];
 }

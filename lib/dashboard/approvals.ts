@@ -13,6 +13,9 @@ import { applyEdit } from "@/lib/workspace/edit-text";
 import { decodeForDisplay, editableText, sha256Hex } from "@/lib/workspace/text";
 import { callOutcome, finalDecision, sessionName, type CallOutcome } from "@/lib/dashboard/outcome";
 import { argsColumn, pendingColumn } from "@/lib/audit/record";
+import { grantSuggestions } from "@/lib/approvals/grants";
+import { isHeldEffects } from "@/lib/effects/call-hooks";
+import { GRANT_EXPIRY_CHOICES } from "@/lib/policy/grants";
 
 /**
  * Reads for the approvals inbox: the pending calls of lib/approvals/queue.ts plus what a reviewer
@@ -60,6 +63,17 @@ export interface InboxItem extends PendingCallView {
   editable: { field: string; label: string; value: string } | null;
   /** @deprecated same as `editable.value`; kept for readers of the old shape. */
   proposedContent: string | null;
+  /** The "don't ask again" grant the card offers, or null when none can be made for this call. */
+  grantOffer: GrantOfferView | null;
+}
+
+/** What the approval card offers to allow from now on (lib/approvals/grants.ts). */
+export interface GrantOfferView {
+  tool: string;
+  kind: "command" | "path";
+  /** Suggested command patterns (one per asking simple command) or path globs (broadest first). */
+  suggestions: string[];
+  expiryChoices: ReadonlyArray<{ seconds: number; label: string }>;
 }
 
 /** Pending calls, oldest first, with agent and session names, context and target state. */
@@ -100,10 +114,17 @@ export async function loadInbox(): Promise<{ items: InboxItem[]; workspaceRoot: 
         external: external.has(p.call_id),
         editable,
         proposedContent: editable?.value ?? null,
+        grantOffer: external.has(p.call_id) || isHeldEffects(rows.get(p.call_id)?.pendingJson ?? null) ? null : offerFor(p),
       };
     }),
   );
   return { items, workspaceRoot: workspace.root };
+}
+
+/** The grant the card offers for a pending call, or null. */
+function offerFor(p: PendingCallView): GrantOfferView | null {
+  const offer = grantSuggestions(p.tool, p.verdict, p.preview.path ?? null);
+  return offer ? { tool: p.tool, ...offer, expiryChoices: GRANT_EXPIRY_CHOICES } : null;
 }
 
 /** The `description` recorded in a call's received event, or null. */

@@ -5,6 +5,8 @@ import { toErrorBody } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { appendEvent } from "@/lib/audit/events";
 import { askPolicy } from "@/lib/gateway/contexts";
+import { workspacePreset } from "@/lib/gateway/presets";
+import { PRESET_NAMES, type PresetName } from "@/lib/policy/presets";
 import { invalidateRules } from "@/lib/gateway/rules";
 import { currentWorkspace } from "@/lib/gateway/workspace";
 import { RuleOptionsInput } from "@/lib/policy/rule-match";
@@ -39,9 +41,12 @@ export interface RuleRow {
   optionsSummary: string[];
 }
 
-/** Every rule in evaluation order (priority, then id), enabled or not. */
+/**
+ * Every rule in evaluation order (priority, then id), enabled or not; grants made from approvals
+ * are listed on their own (lib/approvals/grants.ts listGrants).
+ */
 export async function listRules(): Promise<RuleRow[]> {
-  const rows = await db().policyRule.findMany({ orderBy: [{ priority: "asc" }, { id: "asc" }] });
+  const rows = await db().policyRule.findMany({ where: { source: { not: "grant" } }, orderBy: [{ priority: "asc" }, { id: "asc" }] });
   return rows.map(({ optionsJson, ...r }) => {
     const stored = readOptions(optionsJson);
     return {
@@ -262,13 +267,23 @@ export type TrySample = z.input<typeof TrySample>;
 
 /** What the policy would answer for a sample, or why the call would not even reach the policy. */
 export type TryResult =
-  | { ok: true; verdict: PolicyVerdict; input: { tool: string; paths: string[]; command: string | null; url: string | null } }
+  | {
+      ok: true;
+      /** The answer under the workspace's preset. */
+      verdict: PolicyVerdict;
+      /** The workspace's preset. */
+      preset: PresetName;
+      /** The answer under every preset, in PRESET_NAMES order (side by side on the policy page). */
+      byPreset: Array<{ preset: PresetName; verdict: PolicyVerdict }>;
+      input: { tool: string; paths: string[]; command: string | null; url: string | null };
+    }
   | { ok: false; message: string };
 
 /**
  * Asks the policy engine about a sample call without running anything: the path is fenced like a
  * real call's (a path outside the workspace is refused before the policy is asked), the command
- * is decided with the workspace root as cwd, with the current rules.
+ * is decided with the workspace root as cwd, with the current rules, under every supervision preset
+ * (a write's large-change check needs the content, so it is not part of the answer here).
  */
 export async function tryPolicy(sample: TrySample): Promise<TryResult> {
   const parsed = TrySample.safeParse(sample);
@@ -285,10 +300,10 @@ export async function tryPolicy(sample: TrySample): Promise<TryResult> {
       return { ok: false, message: `The call would be refused before the policy is asked: ${body.name}: ${body.message}` };
     }
   }
-  const verdict = await askPolicy(tool, workspace, {
-    paths,
-    ...(command !== null && { command: { command } }),
-    ...(url !== null && { url }),
-  });
-  return { ok: true, verdict, input: { tool: tool.name, paths, command, url } };
+  const subject = { paths, ...(command !== null && { command: { command } }), ...(url !== null && { url }) };
+  const byPreset = [];
+  for (const preset of PRESET_NAMES) byPreset.push({ preset, verdict: await askPolicy(tool, workspace, subject, { preset }) });
+  const preset = await workspacePreset(workspace.id);
+  const verdict = byPreset.find((b) => b.preset === preset)!.verdict;
+  return { ok: true, verdict, preset, byPreset, input: { tool: tool.name, paths, command, url } };
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { db } from "@/lib/db";
 import type { Prisma } from "@/lib/generated/prisma/client";
+import { unseenCounts } from "@/lib/dashboard/review";
 import { callOutcome, FAILED_CALL_WHERE, finalDecision, sessionName, type OutcomeTone } from "@/lib/dashboard/outcome";
 
 /**
@@ -31,6 +32,8 @@ export interface SessionRow {
    * ran but exited non-zero, timed out or hit a limit.
    */
   errors: number;
+  /** Changes that applied without asking and no reviewer has marked reviewed (lib/dashboard/review.ts). */
+  unseen: number;
   /** The name the agent gave the session (its X-Agent-Session value), see `sessionName`. */
   name: string;
 }
@@ -53,10 +56,11 @@ export async function listSessions(page: number, agentId?: string): Promise<{ it
     db().session.count({ where }),
   ]);
   const ids = rows.map((r) => r.id);
-  const [calls, pending, errors] = await Promise.all([
+  const [calls, pending, errors, unseen] = await Promise.all([
     countBySession({ sessionId: { in: ids } }),
     countBySession({ sessionId: { in: ids }, status: "pending" }),
     countBySession({ AND: [{ sessionId: { in: ids } }, FAILED_CALL_WHERE] }),
+    unseenCounts(ids),
   ]);
   return {
     total,
@@ -72,6 +76,7 @@ export async function listSessions(page: number, agentId?: string): Promise<{ it
       calls: calls.get(r.id) ?? 0,
       pending: pending.get(r.id) ?? 0,
       errors: errors.get(r.id) ?? 0,
+      unseen: unseen.get(r.id) ?? 0,
       name: sessionName(r.externalId),
     })),
   };
@@ -89,10 +94,11 @@ export async function getSession(sessionId: string): Promise<SessionRow | null> 
     include: { agent: { select: { name: true } }, workspace: { select: { root: true } } },
   });
   if (!row) return null;
-  const [calls, pending, errors] = await Promise.all([
+  const [calls, pending, errors, unseen] = await Promise.all([
     db().toolCall.count({ where: { sessionId } }),
     db().toolCall.count({ where: { sessionId, status: "pending" } }),
     db().toolCall.count({ where: { AND: [{ sessionId }, FAILED_CALL_WHERE] } }),
+    unseenCounts([sessionId]),
   ]);
   return {
     id: row.id,
@@ -106,6 +112,7 @@ export async function getSession(sessionId: string): Promise<SessionRow | null> 
     calls,
     pending,
     errors,
+    unseen: unseen.get(sessionId) ?? 0,
     name: sessionName(row.externalId),
   };
 }

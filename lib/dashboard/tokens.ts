@@ -2,6 +2,7 @@ import { z } from "zod";
 import { db } from "@/lib/db";
 import { appendEvent } from "@/lib/audit/events";
 import { createAgentToken, revokeAgent } from "@/lib/auth/tokens";
+import { isPresetName, PRESET_NAMES, type PresetName } from "@/lib/policy/presets";
 
 /**
  * Agent tokens as the dashboard lists, creates and revokes them (lib/auth/tokens.ts stores only
@@ -18,6 +19,8 @@ export interface AgentRow {
   /** Workspace scope: the workspace root it is limited to, or null for any workspace. */
   workspaceRoot: string | null;
   workspaceId: string | null;
+  /** The token's own supervision preset, or null: its workspace's applies (lib/policy/presets.ts). */
+  preset: PresetName | null;
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
@@ -40,6 +43,7 @@ export async function listAgents(): Promise<AgentRow[]> {
       tokenPrefix: a.tokenPrefix,
       workspaceId: a.workspaceId,
       workspaceRoot: a.workspaceId ? (roots.get(a.workspaceId) ?? a.workspaceId) : null,
+      preset: a.preset === null ? null : isPresetName(a.preset) ? a.preset : "strict",
       createdAt: a.createdAt,
       lastUsedAt: a.lastUsedAt,
       revokedAt: a.revokedAt,
@@ -61,23 +65,28 @@ export const NewAgentInput = z.object({
     .string()
     .nullable()
     .transform((s) => (s ? s : null)),
+  /** The token's supervision preset, or "" / null / absent: its workspace's. */
+  preset: z
+    .union([z.enum(PRESET_NAMES), z.literal(""), z.null()])
+    .optional()
+    .transform((p) => (p ? p : null)),
 });
 export type NewAgentInput = z.input<typeof NewAgentInput>;
 
 /** Result of creating a token: the token (show it once) or a message for the form. */
 export type NewAgentResult = { ok: true; agentId: string; name: string; token: string } | { ok: false; message: string };
 
-/** Creates a named agent token, optionally scoped to one workspace. */
+/** Creates a named agent token, optionally scoped to one workspace and with its own supervision preset. */
 export async function createAgent(input: NewAgentInput, actor: string): Promise<NewAgentResult> {
   const parsed = NewAgentInput.safeParse(input);
   if (!parsed.success) return { ok: false, message: parsed.error.issues.map((i) => i.message).join("; ") };
-  const { name, workspaceId } = parsed.data;
+  const { name, workspaceId, preset } = parsed.data;
   if (workspaceId !== null && !(await db().workspace.findUnique({ where: { id: workspaceId } }))) {
     return { ok: false, message: "Unknown workspace." };
   }
   const { agent, token } = await createAgentToken(name);
-  if (workspaceId !== null) await db().agent.update({ where: { id: agent.id }, data: { workspaceId } });
-  await appendEvent({ type: "agent.created", actor: `reviewer:${actor}`, data: { agent_id: agent.id, name, workspace_id: workspaceId } });
+  if (workspaceId !== null || preset !== null) await db().agent.update({ where: { id: agent.id }, data: { workspaceId, preset } });
+  await appendEvent({ type: "agent.created", actor: `reviewer:${actor}`, data: { agent_id: agent.id, name, workspace_id: workspaceId, preset } });
   return { ok: true, agentId: agent.id, name, token };
 }
 

@@ -72,6 +72,68 @@ export async function heldEnvelope(callId: string): Promise<Envelope | null> {
   return success(callId, { ...stored, changes: held, changes_note: heldNote(held) });
 }
 
+/** What an agent is told about a change set that waits for a reviewer (get_call, MCP tasks). */
+export interface HeldEffectsView {
+  /** One sentence: what the reviewer must decide, with the counts and the dangers named. */
+  summary: string;
+  /** Why the change set is held (each danger in words, e.g. ".git/hooks/pre-commit installs a git hook …"). */
+  hold_reasons: string[];
+  created: number;
+  modified: number;
+  deleted: number;
+  /** Changed paths in total; `files` lists at most HELD_FILES_SHOWN of them. */
+  total_files: number;
+  files: Array<{ path: string; kind: string }>;
+  files_truncated: boolean;
+  /** Where a reviewer approves or rejects it (the dashboard). */
+  review_url: string;
+}
+
+/** Most paths a `HeldEffectsView` lists. */
+export const HELD_FILES_SHOWN = 50;
+
+/**
+ * The held change set of a call as an agent sees it, or null when the call holds none (no
+ * change set, or it was applied, discarded or is being applied).
+ */
+export async function heldEffectsOf(callId: string): Promise<HeldEffectsView | null> {
+  const set = await db().changeSet.findUnique({ where: { callId }, select: { status: true, summaryJson: true } });
+  if (!set || set.status !== "held") return null;
+  return heldEffectsView(callId, JSON.parse(set.summaryJson) as ChangesSummary);
+}
+
+/** A held change set's summary as an agent sees it (see `heldEffectsOf`). */
+export function heldEffectsView(callId: string, s: ChangesSummary): HeldEffectsView {
+  const reasons = s.hold_reasons ?? [];
+  const files = s.files.slice(0, HELD_FILES_SHOWN).map((f) => ({ path: f.path, kind: f.kind }));
+  const review_url = `${getConfig().publicUrl}/approvals?call=${encodeURIComponent(callId)}`;
+  const counts = `${s.created} created, ${s.modified} modified, ${s.deleted} deleted`;
+  const named = files.slice(0, 5).map((f) => f.path).join(", ") + (s.total_files > 5 ? `, … (${s.total_files} paths)` : "");
+  return {
+    summary:
+      `The command already ran; a reviewer must decide whether its file changes (${counts}: ${named}) are applied to the workspace or discarded` +
+      `${reasons.length ? `. Held because: ${reasons.join("; ")}` : ""}. Review: ${review_url}`,
+    hold_reasons: reasons,
+    created: s.created,
+    modified: s.modified,
+    deleted: s.deleted,
+    total_files: s.total_files,
+    files,
+    files_truncated: s.total_files > files.length,
+    review_url,
+  };
+}
+
+/** The held change set's summary in a pending call's pendingJson (`effects.summary`), or null. */
+export function heldSummaryOf(pendingJson: string | null): ChangesSummary | null {
+  if (!pendingJson) return null;
+  try {
+    return (JSON.parse(pendingJson) as { effects?: HeldEffectsDetail }).effects?.summary ?? null;
+  } catch {
+    return null;
+  }
+}
+
 /** True when a pending call waits for its change set's approval (pendingJson.effects). */
 export function isHeldEffects(pendingJson: string | null): boolean {
   if (!pendingJson) return false;

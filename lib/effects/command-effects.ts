@@ -1,3 +1,4 @@
+import { getConfig } from "@/lib/config";
 import { performance } from "node:perf_hooks";
 import { ToolError } from "@/lib/errors";
 import type { RunResult } from "@/lib/exec/run-command";
@@ -33,6 +34,14 @@ export interface CommandEffects {
 /** Whether commands run captured (AGENT_REACH_EFFECTS_CAPTURE: "auto", the default, or "off"). */
 function captureWanted(): boolean {
   return (process.env.AGENT_REACH_EFFECTS_CAPTURE ?? "auto") !== "off";
+}
+
+/**
+ * Whether a command in the workspace at `root` will have its file changes captured (backed up,
+ * revertible, held when risky): capture is wanted and this machine supports it (probed once).
+ */
+export function commandsCaptured(root: string): boolean {
+  return captureWanted() && captureSupport(root, getConfig().dataDir).ok;
 }
 
 /**

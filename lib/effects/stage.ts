@@ -4,10 +4,11 @@ import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
 import { capDiff, diffFileBytes, diffTexts } from "@/lib/diff/unified";
 import { inPool, type ContentSource } from "@/lib/effects/apply";
-import { gitDanger } from "@/lib/effects/git-danger";
+import { configIsInert, gitDanger } from "@/lib/effects/git-danger";
 import type { FileChangeRow } from "@/lib/effects/journal";
 import type { ChangeEntry, ChangeKind } from "@/lib/effects/read-change-set";
 import { SENSITIVE_PATHS } from "@/lib/policy/default-rules";
+import { RUNS_LATER_GLOBS } from "@/lib/policy/presets";
 import type { BackupStore } from "@/lib/tools/define-tool";
 import { decodeForDisplay, profileText, sha256Hex } from "@/lib/workspace/text";
 
@@ -73,17 +74,18 @@ const DIFF_FILE_MAX_BYTES = 2 * 1024 * 1024;
 const BULKY_DIRS = new Set(["node_modules", ".next", "__pycache__", ".venv", ".pytest_cache", ".mypy_cache", ".turbo", ".gradle", ".tox"]);
 
 /**
- * Paths whose files run later with the person's rights, or configure what does. Inside `.git`,
- * only the files that name code or config to run are held (lib/effects/git-danger.ts decides and
- * names the danger): the objects, refs, index and logs a `git add` or `git commit` writes are the
- * repository's ordinary work and apply at once, backed up like any change.
+ * What holds a change set for a reviewer by its paths: the sensitive paths of the policy (less the
+ * blanket `.git/**` entries: inside `.git`, only the files that name code or config to run are
+ * held, and lib/effects/git-danger.ts decides and names that danger; the objects, refs, index and
+ * logs a `git add` or `git commit` writes are the repository's ordinary work and apply at once,
+ * backed up like any change), and the files that run later with the person's rights or change how
+ * things run (lib/policy/presets.ts RUNS_LATER_PATHS, the same list the presets ask about for
+ * write_file and edit_file).
  */
-export const RUNS_LATER_GLOBS = [".github/workflows/**", ".husky/**", ".gitlab-ci.yml", ".circleci/**", ".githooks/**"];
-
-/** Sensitive paths that hold a change set: the policy's list, less the blanket `.git/**` entries (see RUNS_LATER_GLOBS). */
 const HOLD_SENSITIVE = SENSITIVE_PATHS.filter(([id]) => id !== "git-dir" && id !== "git-dir-nested").map(([, glob]) => glob);
 
-const holdMatcher = picomatch([...HOLD_SENSITIVE, ...RUNS_LATER_GLOBS], { dot: true });
+const sensitiveMatcher = picomatch(HOLD_SENSITIVE, { dot: true });
+const runsLaterMatcher = picomatch([...RUNS_LATER_GLOBS], { dot: true });
 
 /** Deletions above which a change set is held (AGENT_REACH_EFFECTS_MAX_DELETIONS, default 50). */
 export function maxDeletions(): number {
@@ -183,7 +185,9 @@ export async function stageEntries(input: {
     }
     const base = path.posix.basename(e.path);
     const pointerText = after && after.length <= 4096 && (base === "commondir" || base === ".git" || base.endsWith("alternates")) ? after.toString("utf8") : null;
-    const danger = e.after && e.after.type !== "dir" ? gitDanger(e.path, pointerText, changedPaths) : null;
+    let danger = e.after && e.after.type !== "dir" ? gitDanger(e.path, pointerText, changedPaths) : null;
+    // A configuration that sets only inert keys (a fresh `git init`'s) runs nothing: not held for it.
+    if (danger && after && (base === "config" || base === "config.worktree") && (await configIsInert(after))) danger = null;
     if (danger) gitDangers[seq] = danger;
     loaded[seq] = { row, diff: !bulk && (before || after) ? fileDiff(e.path, before, after, e) : null };
   });
@@ -198,7 +202,9 @@ export async function stageEntries(input: {
     else if (e.kind === "modified" || e.kind === "mode" || e.kind === "symlink") counts.modified++;
     if (e.after?.type === "file" && e.kind !== "mode") counts.bytes += row.size;
     if (e.kind === "deleted" && !bulk) deletions++;
-    if (holdMatcher(e.path)) sensitive.add(e.path);
+    // Generated directories (node_modules, caches) hold package.json files of their own that
+    // nothing here runs; a .gitignore'd .envrc or Makefile still runs later, so it still holds.
+    if (sensitiveMatcher(e.path) || (runsLaterMatcher(e.path) && !e.path.split("/").some((p) => BULKY_DIRS.has(p)))) sensitive.add(e.path);
 
     if (bulk) {
       if (!isDir) {

@@ -8,7 +8,7 @@ import path from "node:path";
 import { CommandCgroup, probeCgroups, releaseCgroups, type CgroupSupport, type ControllerHome } from "@/lib/exec/cgroup";
 import { acquireCommandSlot, type CommandSlot } from "@/lib/exec/concurrency";
 import { HeadTailBuffer } from "@/lib/exec/output-buffer";
-import { prepareBox, type BoxPlan, type SandboxSpec } from "@/lib/exec/sandbox";
+import { prepareBox, rescanSecretSystemPaths, type BoxPlan, type RemovedEntry, type SandboxSpec } from "@/lib/exec/sandbox";
 import { isInside } from "@/lib/workspace/fence";
 
 /**
@@ -111,6 +111,12 @@ export interface SandboxRecord {
   capture: boolean;
   /** Why it ran without the sandbox (set by the tool when `boxed` is false). */
   unboxed_reason?: string;
+  /**
+   * Git files the command created that would make git take configuration or code from elsewhere,
+   * moved out of the workspace when it ended (only when it ran directly on the workspace; on the
+   * overlay view they are blocked inside the box, or held with the change set).
+   */
+  removed?: RemovedEntry[];
 }
 
 /** What a finished command returns (the `data` of run_command). */
@@ -147,6 +153,13 @@ interface Running {
 }
 
 const running = new Set<Running>();
+/**
+ * Errors of a box bwrap could not build (the command never started: safe to try again), with the
+ * path bwrap named, if any.
+ */
+const boxNeverStarted = new WeakMap<object, string | null>();
+/** Tries to build a box before its error stands (see `runCommand`). */
+const BOX_ATTEMPTS = 4;
 let exitHookInstalled = false;
 
 const DEFAULT_KILL_GRACE_MS = 2000;
@@ -196,7 +209,22 @@ export async function runCommand(options: RunCommandOptions): Promise<RunResult>
     }
   }
   try {
-    return await runInSlot({ ...options, timeoutMs: Math.max(1, options.timeoutMs - (slot?.waitedMs ?? 0)) }, slot?.waitedMs ?? 0);
+    const waited = slot?.waitedMs ?? 0;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        // The timeout counts from the call, less a slot's wait; a try whose box bwrap could not
+        // build ran nothing, so it does not count (it takes milliseconds, and its rescan
+        // at most a few seconds).
+        return await runInSlot({ ...options, timeoutMs: Math.max(1, options.timeoutMs - waited) }, waited);
+      } catch (e) {
+        // bwrap could not build the box, so nothing of the command ran. The usual cause is a
+        // masked system file that vanished (or changed type) after the box was planned: scan
+        // again, plan again. A file that keeps flapping may need a few tries.
+        const failed = boxNeverStarted.get(e as object);
+        if (failed === undefined || attempt >= BOX_ATTEMPTS) throw e;
+        await rescanSecretSystemPaths(failed);
+      }
+    }
   } finally {
     slot?.release();
   }
@@ -312,7 +340,11 @@ async function runInSlot(options: RunCommandOptions, queuedMs: number): Promise<
       options.signal?.removeEventListener("abort", onAbort);
       const events = cgroup?.events() ?? { pidsRefused: 0, oomKills: 0 };
       await cgroup?.remove();
-      await box?.plan.release();
+      const removed = (await box?.plan.release()) ?? [];
+      if (removed.length > 0) {
+        sandboxRecord.removed = removed;
+        err.push(Buffer.from(`\n[agent-reach] moved out of the workspace after the command: ${removed.map((r) => `${r.path} (${r.why})`).join("; ")}.\n`));
+      }
       running.delete(entry);
       resolveDone();
       return events;
@@ -335,7 +367,9 @@ async function runInSlot(options: RunCommandOptions, queuedMs: number): Promise<
       if (box && !boxStarted.includes(BOX_STARTED) && !timedOut && !aborted && !weKilled) {
         // bwrap itself failed (a mount, a namespace): nothing of the command ran.
         const why = err.render(2000).text.trim().split("\n").slice(-3).join(" ") || `bwrap exited with ${exit.code ?? exit.signal}`;
-        reject(new ToolError("command_failed_to_start", `The sandbox could not be set up: ${why}`, { reason: "sandbox_failed" }));
+        const error = new ToolError("command_failed_to_start", `The sandbox could not be set up: ${why}`, { reason: "sandbox_failed" });
+        boxNeverStarted.set(error, /^bwrap: Can't (?:create file at|mkdir(?: parents for)?|bind mount \S+ on|mount tmpfs on|remount readonly on|get type of source|find source path) (\/.*?): /m.exec(err.render(2000).text)?.[1] ?? null);
+        reject(error);
         return;
       }
       const stdout = out.render(budgetFor(out.total, err.total, options.maxOutputChars));

@@ -3,7 +3,9 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import picomatch from "picomatch";
+import crypto from "node:crypto";
 import { getConfig } from "@/lib/config";
+import { readGitConfig, riskyKeys } from "@/lib/policy/git-repo";
 import { isInside } from "@/lib/workspace/fence";
 
 /**
@@ -21,7 +23,7 @@ import { isInside } from "@/lib/workspace/fence";
  *   the repository it runs from, `/root`, `/home`, `/var`, `/srv`, `/mnt`, `/run`, `/sys` are
  *   absent (and hidden again if one of them lies inside a directory that is exposed);
  * - files that later run with the person's own rights stay read-only: `.git/hooks`,
- *   `.git/config`, `.git/info`, `.git/worktrees`, `.git/modules`, an existing `.git/commondir`,
+ *   `.git/config`, `.git/worktrees`, `.git/modules`, an existing `.git/commondir`, `.git/info/attributes`,
  *   `.git/config.worktree` or alternates file, a `.git` file (worktrees, submodules), plus the operator's list
  *   (AGENT_REACH_SANDBOX_READONLY). One that does not exist yet is blocked at its first missing
  *   component (an empty read-only directory is mounted there for the duration of the command),
@@ -88,8 +90,21 @@ export interface BoxPlan {
   argv: string[];
   /** Workspace-relative paths kept read-only (for the call's record). */
   readOnly: string[];
-  /** Removes the mount points created for missing protected paths. Never throws. */
-  release(): Promise<void>;
+  /**
+   * After the command: removes the mount points created for missing protected paths and, when the
+   * command ran directly on the workspace (no capture), moves out of it every git file that
+   * redirects git which the command created (see `prepareBox`). Never throws.
+   * @returns what was moved out, workspace-relative, with why
+   */
+  release(): Promise<RemovedEntry[]>;
+}
+
+/** A file a command created that the gateway moved out of the workspace afterwards. */
+export interface RemovedEntry {
+  /** Workspace-relative path. */
+  path: string;
+  /** Why, in words a reviewer reads. */
+  why: string;
 }
 
 /** Directories of the host exposed read-only (the ones that exist). */
@@ -98,30 +113,64 @@ export const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
 /**
  * Paths in the workspace that are always read-only inside the box: every place from which git
  * later takes configuration or code to run with the person's rights. `hooks` and `config` run
- * programs directly; `info` holds `attributes` (which name filter and diff drivers) and `exclude`;
- * `worktrees` holds each linked worktree's `commondir`, `gitdir` and `config.worktree`; `modules`
- * holds each submodule's own config and hooks. A missing one is blocked (an empty read-only
- * directory), so `git worktree add` and a first `git submodule update` cannot run in the box.
+ * programs directly; `worktrees` holds each linked worktree's `commondir`, `gitdir` and
+ * `config.worktree`; `modules` holds each submodule's own config and hooks. A missing one is
+ * blocked (an empty read-only directory), so `git worktree add` and a first
+ * `git submodule update` cannot run in the box. (`.git/info` stays writable: git writes
+ * `info/refs` on `gc` and `info/sparse-checkout`; its `attributes` file is protected on its own.)
  */
-export const BUILTIN_READONLY = [".git/hooks", ".git/config", ".git/info", ".git/worktrees", ".git/modules"] as const;
+export const BUILTIN_READONLY = [".git/hooks", ".git/config", ".git/worktrees", ".git/modules"] as const;
 
 /**
  * Files git reads when present that redirect it: `commondir` (git reads config, hooks and objects
  * from the directory it names), `config.worktree` (more configuration), `objects/info/alternates`
- * and `http-alternates` (objects from elsewhere). Read-only when they exist. A missing one cannot
- * be blocked with a mount point (git refuses a directory named `commondir`), so creating one is
- * left to the change-set hold and the policy's repository checks.
+ * and `http-alternates` (objects from elsewhere), `info/attributes` (names filter and diff drivers
+ * for files). Read-only when they exist. A missing one cannot
+ * be blocked with an empty directory (git refuses a directory named `commondir`) nor with a mount
+ * point in the real workspace (an empty `commondir` breaks git). So, when missing:
+ * - on the overlay view (capture), a harmless read-only placeholder is mounted there, its mount
+ *   point made in the overlay's upper directory and removed afterwards: `commondir` holding `.`
+ *   (the repository itself), the others empty (no configuration, no alternates);
+ * - directly on the workspace (capture off), the gateway moves any such file the command created
+ *   out of the workspace when the command ends (`BoxPlan.release`), before anyone else's git can
+ *   read it at rest; while the command runs, git outside the box could see it.
  */
-export const BUILTIN_READONLY_IF_PRESENT = [".git/commondir", ".git/config.worktree", ".git/objects/info/alternates", ".git/objects/info/http-alternates"] as const;
+export const BUILTIN_READONLY_IF_PRESENT = [".git/commondir", ".git/config.worktree", ".git/objects/info/alternates", ".git/objects/info/http-alternates", ".git/info/attributes"] as const;
 
-/** How long a scan of secret (not world-readable) system files is trusted before it is redone. */
-const MASK_MAX_AGE_MS = 10 * 60_000;
+/**
+ * How often every exposed system directory is scanned again for secret (not world-readable)
+ * files, in the background. A secret that appears outside the watched directories is masked in
+ * every command that starts at most this long (plus the scan's own few seconds) after it appeared.
+ */
+export const MASK_RESCAN_MS = 5 * 60_000;
+/** A scan older than this is not used at all: the next command waits for a fresh one. */
+const MASK_MAX_AGE_MS = 2 * MASK_RESCAN_MS;
+/**
+ * System directories watched with inotify (every directory below them): any entry created,
+ * removed, renamed or re-permissioned there marks the directory changed, and the next command
+ * rescans it first (about 10 ms for /etc), so a secret appearing there is masked before the next
+ * command. /etc is where secrets live (shadow, SSH host keys, TLS keys, sudoers, database
+ * configuration); watching /usr as well would need tens of thousands of watches.
+ */
+export const WATCHED_SYSTEM_DIRS = ["/etc"] as const;
 
 const TRIAL_TIMEOUT_MS = 15_000;
 
+/** The secret system files and directories masked in every box. */
 interface MaskScan {
   files: string[];
   dirs: string[];
+  /** When the oldest part of this scan started (ms since the epoch). */
+  at: number;
+  error: string | null;
+}
+
+/** One scanned system directory's secrets (and, for a watched one, every directory below it). */
+interface RootScan {
+  files: string[];
+  dirs: string[];
+  /** Readable directories below a watched root (what to watch). */
+  watch: string[];
   at: number;
   error: string | null;
 }
@@ -129,14 +178,22 @@ interface MaskScan {
 interface SandboxState {
   status: Map<string, SandboxStatus>;
   masks: MaskScan | null;
+  /** Per scanned root: its part of `masks`. */
+  roots: Map<string, RootScan>;
   scanning: Promise<MaskScan> | null;
+  /** Watched roots whose contents changed since their last scan. */
+  dirty: Set<string>;
+  /** inotify watchers per watched root. */
+  watchers: Map<string, Map<string, fs.FSWatcher>>;
+  /** The background full rescan (unref'd). */
+  timer: NodeJS.Timeout | null;
   /** Mount points created for missing protected paths, with how many running boxes use each. */
   mountpoints: Map<string, number>;
 }
 
 const globalForSandbox = globalThis as unknown as { agentReachSandbox?: SandboxState };
 function state(): SandboxState {
-  globalForSandbox.agentReachSandbox ??= { status: new Map(), masks: null, scanning: null, mountpoints: new Map() };
+  globalForSandbox.agentReachSandbox ??= { status: new Map(), masks: null, roots: new Map(), scanning: null, dirty: new Set(), watchers: new Map(), timer: null, mountpoints: new Map() };
   return globalForSandbox.agentReachSandbox;
 }
 
@@ -163,6 +220,7 @@ export function resetSandboxStatus(): void {
   const s = state();
   s.status.clear();
   s.masks = null;
+  s.roots.clear();
 }
 
 /** Ways a machine can fail to run a box, and what fixes each. */
@@ -267,41 +325,196 @@ function systemArgs(): string[] {
 
 /**
  * Every file and directory under the exposed system directories that is not world-readable
- * (files without o+r; directories without o+r or o+x, not descended), from `find`. Cached for
- * MASK_MAX_AGE_MS; an older scan is used while a new one runs in the background.
+ * (files without o+r; directories without o+r or o+x, not descended), from `find`.
+ *
+ * Freshness: a watched directory (WATCHED_SYSTEM_DIRS) that changed since its scan is rescanned
+ * before this answers; the whole set is rescanned every MASK_RESCAN_MS in the background (a scan
+ * older than that is used while the new one runs, one older than twice that is waited for).
+ * The caller must still expect entries that vanished since (see `maskArgs`).
  */
 export async function secretSystemPaths(): Promise<MaskScan> {
   const s = state();
-  const fresh = s.masks && Date.now() - s.masks.at < MASK_MAX_AGE_MS;
-  if (s.masks && !s.masks.error && fresh) return s.masks;
-  s.scanning ??= scanSecrets().finally(() => (state().scanning = null));
-  const scanning = s.scanning.then((scan) => (state().masks = scan));
-  if (s.masks && !s.masks.error) return s.masks; // stale but usable; the new scan replaces it
-  return scanning;
+  // Let inotify events already queued for the watched directories arrive before deciding: the
+  // kernel queues them before the change's system call returns, and Node delivers them in the
+  // event loop's poll phase. The first turn may run in the current iteration (when called from an
+  // I/O callback); the second runs after a poll phase has passed.
+  for (let turn = 0; turn < 2; turn++) await new Promise<void>((r) => setImmediate(r));
+  const age = s.masks ? Date.now() - s.masks.at : Infinity;
+  if (!s.masks || s.masks.error || age >= MASK_MAX_AGE_MS) return fullScan();
+  if (age >= MASK_RESCAN_MS) void fullScan();
+  if (s.dirty.size > 0) {
+    const roots = [...s.dirty];
+    s.dirty.clear();
+    for (const root of roots) {
+      const scan = await scanRoot(root);
+      // A full scan that finished meanwhile is newer than nothing; this root's part is newest.
+      s.roots.set(root, scan);
+      watchRoot(root, scan);
+    }
+    s.masks = combine(s.roots);
+  }
+  return s.masks;
 }
 
-function scanSecrets(): Promise<MaskScan> {
-  const roots = SYSTEM_DIRS.filter((d) => {
+/** Rescans every exposed system directory (one scan at a time; callers share it). */
+function fullScan(): Promise<MaskScan> {
+  const s = state();
+  s.scanning ??= (async () => {
+    const roots = existingSystemRoots();
+    const scans = await Promise.all(roots.map(async (root) => [root, await scanRoot(root)] as const));
+    const st = state();
+    const next = new Map<string, RootScan>();
+    for (const [root, scan] of scans) {
+      // A root rescanned on its own while this scan ran holds the newer view of it.
+      const own = st.roots.get(root);
+      next.set(root, own && own.at > scan.at && !own.error ? own : scan);
+      watchRoot(root, next.get(root)!);
+    }
+    st.roots = next;
+    st.masks = combine(next);
+    startRescanTimer();
+    return st.masks;
+  })().finally(() => (state().scanning = null));
+  return s.scanning;
+}
+
+function existingSystemRoots(): string[] {
+  return SYSTEM_DIRS.filter((d) => {
     try {
       return fs.lstatSync(d).isDirectory();
     } catch {
       return false;
     }
   });
-  const args = [...roots, "(", "-type", "d", "(", "!", "-perm", "-o=r", "-o", "!", "-perm", "-o=x", ")", "-prune", "-printf", "d %p\\0", ")", "-o", "(", "!", "-type", "d", "!", "-type", "l", "!", "-perm", "-o=r", "-printf", "f %p\\0", ")"];
+}
+
+function combine(roots: Map<string, RootScan>): MaskScan {
+  const parts = [...roots.values()];
+  return {
+    files: parts.flatMap((p) => p.files),
+    dirs: parts.flatMap((p) => p.dirs),
+    at: parts.length ? Math.min(...parts.map((p) => p.at)) : Date.now(),
+    error: parts.find((p) => p.error)?.error ?? null,
+  };
+}
+
+/** The background full rescan, every MASK_RESCAN_MS while the process lives (never keeps it alive). */
+function startRescanTimer(): void {
+  const s = state();
+  if (s.timer) return;
+  s.timer = setInterval(() => void fullScan(), MASK_RESCAN_MS);
+  s.timer.unref();
+}
+
+/**
+ * Watches every readable directory below a watched root (inotify): any event marks the root
+ * changed. Directories gone since the last scan are unwatched, new ones watched; when a watch was
+ * added, the root is marked changed once more (something may have appeared in a new directory
+ * between the scan and its watch), so the next command rescans it and the set converges. A
+ * directory that cannot be watched (inotify limits) keeps the root changed: it is then rescanned
+ * before every command (slower, never stale).
+ */
+function watchRoot(root: string, scan: RootScan): void {
+  if (!(WATCHED_SYSTEM_DIRS as readonly string[]).includes(root)) return;
+  const s = state();
+  const current = s.watchers.get(root) ?? new Map<string, fs.FSWatcher>();
+  s.watchers.set(root, current);
+  const changed = () => state().dirty.add(root);
+  const wanted = new Set(scan.watch);
+  for (const [dir, w] of current) {
+    if (!wanted.has(dir)) {
+      w.close();
+      current.delete(dir);
+    }
+  }
+  let added = false;
+  let failed = scan.watch.length === 0;
+  for (const dir of wanted) {
+    if (current.has(dir)) continue;
+    try {
+      const w = fs.watch(/*turbopackIgnore: true*/ dir, { persistent: false }, changed);
+      w.on("error", () => {
+        w.close();
+        current.delete(dir);
+        changed();
+      });
+      current.set(dir, w);
+      added = true;
+    } catch {
+      failed = true; // vanished since the scan, or no watch left: rescan it before every command
+    }
+  }
+  if (added || failed) changed();
+}
+
+function scanRoot(root: string): Promise<RootScan> {
+  const watched = (WATCHED_SYSTEM_DIRS as readonly string[]).includes(root);
+  const args = [
+    root,
+    "(", "-type", "d", "(", "!", "-perm", "-o=r", "-o", "!", "-perm", "-o=x", ")", "-prune", "-printf", "d %p\\0", ")",
+    "-o", "(", "!", "-type", "d", "!", "-type", "l", "!", "-perm", "-o=r", "-printf", "f %p\\0", ")",
+    ...(watched ? ["-o", "(", "-type", "d", "-printf", "w %p\\0", ")"] : []),
+  ];
+  const startedAt = Date.now();
   return new Promise((resolve) => {
     execFile("find", args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 120_000 }, (error, stdout) => {
       const files: string[] = [];
       const dirs: string[] = [];
+      const watch: string[] = [];
       for (const entry of stdout.split("\0")) {
         if (entry.startsWith("f ")) files.push(entry.slice(2));
         else if (entry.startsWith("d ")) dirs.push(entry.slice(2));
+        else if (entry.startsWith("w ")) watch.push(entry.slice(2));
       }
       // find exits 1 when some directory could not be read; as root that is only a vanished file.
       const failed = error && (error as unknown as { code?: unknown }).code !== 1 ? `scanning for secret system files failed: ${error.message.split("\n")[0]}` : null;
-      resolve({ files, dirs, at: Date.now(), error: failed });
+      resolve({ files, dirs, watch, at: startedAt, error: failed });
     });
   });
+}
+
+/**
+ * Scans again after bwrap could not build a box: a masked entry vanished or changed type between
+ * the moment the box was planned and bwrap's mounts. `failedPath` (from bwrap's message, when it
+ * named one) inside a system directory rescans that directory only (about 10 ms for /etc);
+ * otherwise everything is rescanned.
+ */
+export async function rescanSecretSystemPaths(failedPath?: string | null): Promise<MaskScan> {
+  const s = state();
+  const root = failedPath ? existingSystemRoots().find((d) => isInside(d, failedPath)) : undefined;
+  if (root && s.masks && !s.masks.error) {
+    s.dirty.add(root);
+    return secretSystemPaths();
+  }
+  s.masks = null;
+  if (s.scanning) await s.scanning.catch(() => undefined);
+  return fullScan();
+}
+
+/**
+ * The bwrap options that mask `scan`'s entries as they are now: an entry that no longer exists is
+ * skipped (bwrap would otherwise fail creating a mount point in the read-only /etc, and every
+ * command with it), and each is masked by its current type (a file under /dev/null, a directory
+ * under an empty tmpfs, made read-only by the caller). A symlink is left alone: it shows nothing
+ * of its own, and its target is masked where it is secret.
+ */
+export function maskArgs(scan: Pick<MaskScan, "files" | "dirs">): { args: string[]; dirs: string[] } {
+  const args: string[] = [];
+  const dirs: string[] = [];
+  for (const p of [...scan.files, ...scan.dirs]) {
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(p);
+    } catch {
+      continue;
+    }
+    if (st.isSymbolicLink()) continue;
+    if (st.isDirectory()) {
+      args.push("--tmpfs", p);
+      dirs.push(p);
+    } else args.push("--ro-bind", "/dev/null", p);
+  }
+  return { args, dirs };
 }
 
 /** Starts the secret scan early (server start), so the first command does not wait for it. */
@@ -329,8 +542,9 @@ export async function prepareBox(spec: SandboxSpec): Promise<BoxPlan> {
     args.push("--tmpfs", dir);
     remountRo.push(dir);
   };
-  for (const file of masks.files) args.push("--ro-bind", "/dev/null", file);
-  for (const dir of masks.dirs) hideDir(dir);
+  const masked = maskArgs(masks);
+  args.push(...masked.args);
+  remountRo.push(...masked.dirs);
   if (spec.network) args.push(...resolverArgs());
 
   // Gateway state that could sit inside an exposed directory or inside the workspace.
@@ -360,18 +574,39 @@ export async function prepareBox(spec: SandboxSpec): Promise<BoxPlan> {
   if (spec.home) args.push("--bind", spec.home, spec.home);
 
   const sourceRoot = spec.workspaceSource ?? ws;
-  const present = BUILTIN_READONLY_IF_PRESENT.filter((p) => {
-    const file = path.join(/*turbopackIgnore: true*/ sourceRoot, p);
+  const mountpointRoot = spec.mountpointRoot ?? ws;
+  // The workspace root's repository: a `.git` directory gets every protection; a `.git` file is
+  // itself read-only (protectedPaths); without one, `.git` may be created (`git init`): what the
+  // command puts in a new repository is checked when it ends, and the next command protects it.
+  // What exists is read from the workspace itself: the overlay view of capture mode (its lower
+  // layer is the workspace, unchanged when the command starts) is not mounted yet.
+  const gitKind = entryKind(path.join(/*turbopackIgnore: true*/ ws, ".git"));
+  const exists = (rel: string) => {
+    const file = path.join(/*turbopackIgnore: true*/ ws, rel);
     return fs.existsSync(/*turbopackIgnore: true*/ file) || isSymlink(file);
-  });
-  const readOnly = await protectedPaths(ws, [...BUILTIN_READONLY, ...present, ...(spec.readOnly ?? config.sandboxReadOnly)], {
+  };
+  const present = gitKind === "dir" ? BUILTIN_READONLY_IF_PRESENT.filter(exists) : [];
+  const absent = gitKind === "dir" ? BUILTIN_READONLY_IF_PRESENT.filter((p) => !exists(p)) : [];
+  const captured = mountpointRoot !== ws;
+  const readOnly = await protectedPaths(ws, [...(gitKind === "absent" ? [] : BUILTIN_READONLY), ...present, ...(spec.readOnly ?? config.sandboxReadOnly)], {
     sourceRoot,
-    mountpointRoot: spec.mountpointRoot ?? ws,
+    mountpointRoot,
+    placeholders: captured ? absent : [],
   });
   args.push(...readOnly.args);
   for (const dir of remountRo) args.push("--remount-ro", dir);
   args.push("--chdir", spec.cwd, "--");
-  return { argv: [status.bwrap, ...args], readOnly: readOnly.paths, release: readOnly.release };
+  // On the real workspace, what the command may have planted is checked when it ends; on the
+  // overlay, the change set shows it (and holds it for a reviewer: lib/effects/git-danger.ts).
+  const sweep = captured ? null : gitKind === "absent" ? { newRepo: true, absent: [] as string[] } : gitKind === "dir" ? { newRepo: false, absent } : null;
+  return {
+    argv: [status.bwrap, ...args],
+    readOnly: readOnly.paths,
+    release: async () => {
+      await readOnly.release();
+      return sweep ? sweepGitRedirects(ws, sweep).catch(() => []) : [];
+    },
+  };
 }
 
 /**
@@ -435,7 +670,7 @@ function canonical(p: string): string {
 async function protectedPaths(
   ws: string,
   patterns: readonly string[],
-  where: { sourceRoot: string; mountpointRoot: string },
+  where: { sourceRoot: string; mountpointRoot: string; placeholders?: readonly string[] },
 ): Promise<{ args: string[]; paths: string[]; release(): Promise<void> }> {
   const args: string[] = [];
   // Mount sources come from what the box shows at the workspace (the overlay view in capture mode).
@@ -493,6 +728,31 @@ async function protectedPaths(
       current = next;
     }
   }
+  // Placeholders (capture only): a missing redirect file gets a harmless read-only stand-in whose
+  // parent directories are bound onto themselves (so they cannot be renamed away). A missing
+  // parent directory is left to the change-set hold.
+  const placeholderFiles: string[] = [];
+  for (const rel of where.placeholders ?? []) {
+    const segments = rel.split("/");
+    let current = ws;
+    const parents: string[] = [];
+    let ok = true;
+    for (const segment of segments.slice(0, -1)) {
+      current = path.join(current, segment);
+      const st = lstatOrNull(current);
+      if (!st || !st.isDirectory() || blocked.some((b) => isInside(b, current))) {
+        ok = false;
+        break;
+      }
+      parents.push(current);
+    }
+    const target = path.join(ws, rel);
+    if (!ok || lstatOrNull(target)) continue;
+    for (const d of parents) selfBound.add(d);
+    args.push("--ro-bind", await placeholderFile(path.basename(rel)), target);
+    protectedRel.add(rel);
+    placeholderFiles.push(path.join(where.mountpointRoot, rel));
+  }
   // Mount points are made only once the whole plan is known (making one changes what exists).
   for (const dir of blocked) {
     const onDisk = path.join(where.mountpointRoot, path.relative(ws, dir));
@@ -506,8 +766,98 @@ async function protectedPaths(
     paths: [...protectedRel].sort(),
     release: async () => {
       for (const dir of created) await releaseMountpoint(dir);
+      // bwrap made each placeholder's mount point, an empty file, in the overlay's upper directory.
+      for (const file of placeholderFiles) {
+        const st = lstatOrNull(file);
+        if (st?.isFile() && st.size === 0) await fsp.unlink(file).catch(() => {});
+      }
     },
   };
+}
+
+function lstatOrNull(p: string): fs.Stats | null {
+  try {
+    return fs.lstatSync(/*turbopackIgnore: true*/ p);
+  } catch {
+    return null;
+  }
+}
+
+function entryKind(p: string): "dir" | "file" | "absent" | "other" {
+  const st = lstatOrNull(p);
+  return !st ? "absent" : st.isDirectory() ? "dir" : st.isFile() ? "file" : "other";
+}
+
+/** What a redirect placeholder holds: `commondir` names the repository itself, the others are empty. */
+async function placeholderFile(name: string): Promise<string> {
+  const dir = path.join(getConfig().dataDir, "sandbox", "placeholders");
+  const file = path.join(dir, name === "commondir" ? "commondir" : "empty");
+  if (!fs.existsSync(/*turbopackIgnore: true*/ file)) {
+    await fsp.mkdir(dir, { recursive: true, mode: 0o755 });
+    const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString("hex")}`;
+    await fsp.writeFile(tmp, name === "commondir" ? ".\n" : "", { mode: 0o444 });
+    await fsp.rename(tmp, file);
+  }
+  return file;
+}
+
+/**
+ * After a command ran directly on the workspace: moves out every git file it created through
+ * which git would later take configuration or code from elsewhere, into the data directory
+ * (`sandbox/quarantine/<time>-<random>/`, nothing is lost):
+ * - in the root's existing repository, each redirect file (`absent`: those missing before);
+ * - in a repository the command created at the root (`newRepo`): a `.git` file, the redirect
+ *   files, installed hooks (not `*.sample`), `info/attributes`, `worktrees/`, `modules/`, and a
+ *   `config` or `config.worktree` with any key not known to be inert (git's own parser decides).
+ */
+async function sweepGitRedirects(ws: string, what: { newRepo: boolean; absent: readonly string[] }): Promise<RemovedEntry[]> {
+  const found: RemovedEntry[] = [];
+  const has = (rel: string) => lstatOrNull(path.join(/*turbopackIgnore: true*/ ws, rel)) !== null;
+  const redirects = (list: readonly string[]) => {
+    for (const rel of list) {
+      if (!has(rel)) continue;
+      const what = rel.endsWith("alternates") ? "would make git read objects from elsewhere" : rel.endsWith("attributes") ? "names filter and diff drivers git runs" : "would make git read configuration and hooks from elsewhere";
+      found.push({ path: rel, why: `${rel} ${what}` });
+    }
+  };
+  if (!what.newRepo) redirects(what.absent);
+  else {
+    const kind = entryKind(path.join(/*turbopackIgnore: true*/ ws, ".git"));
+    if (kind === "file" || kind === "other") found.push({ path: ".git", why: ".git (a file) would name another directory as this repository" });
+    if (kind === "dir") {
+      redirects(BUILTIN_READONLY_IF_PRESENT);
+      const hooks = await fsp.readdir(path.join(/*turbopackIgnore: true*/ ws, ".git", "hooks")).catch(() => [] as string[]);
+      for (const h of hooks) if (!h.endsWith(".sample")) found.push({ path: `.git/hooks/${h}`, why: `.git/hooks/${h} is a git hook (runs on commit, checkout or push)` });
+      for (const rel of [".git/worktrees", ".git/modules"]) if (has(rel)) found.push({ path: rel, why: `${rel} names programs or repositories git uses` });
+      for (const rel of [".git/config", ".git/config.worktree"]) {
+        if (!has(rel) || found.some((f) => f.path === rel)) continue;
+        const entries = await readGitConfig(path.join(/*turbopackIgnore: true*/ ws, rel));
+        const risky = entries === null ? ["(unreadable)"] : riskyKeys(entries, () => false);
+        if (risky.length) found.push({ path: rel, why: `${rel} sets ${risky.slice(0, 4).join(", ")} (may run programs when anyone runs git)` });
+      }
+    }
+  }
+  if (found.length === 0) return [];
+  const dest = path.join(getConfig().dataDir, "sandbox", "quarantine", `${new Date().toISOString().replace(/[:.]/g, "-")}-${crypto.randomBytes(4).toString("hex")}`);
+  const moved: RemovedEntry[] = [];
+  for (const f of found) {
+    const from = path.join(/*turbopackIgnore: true*/ ws, f.path);
+    const to = path.join(dest, f.path);
+    try {
+      await fsp.mkdir(path.dirname(to), { recursive: true, mode: 0o700 });
+      try {
+        await fsp.rename(from, to);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "EXDEV") throw e;
+        await fsp.cp(from, to, { recursive: true, verbatimSymlinks: true });
+        await fsp.rm(from, { recursive: true, force: true });
+      }
+      moved.push(f);
+    } catch {
+      // Could not be moved (already gone): nothing to report for it.
+    }
+  }
+  return moved;
 }
 
 function isSymlink(p: string): boolean {

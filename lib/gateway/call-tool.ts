@@ -10,7 +10,13 @@ import type { PolicyVerdict } from "@/lib/policy/types";
 import { getTool } from "@/lib/tools/registry";
 import type { AuditNotes, ToolDefinition, ToolPreview, ToolSubject, Workspace } from "@/lib/tools/define-tool";
 import { askPolicy, readOnlyContext } from "@/lib/gateway/contexts";
+import { effectivePreset } from "@/lib/gateway/presets";
+import { FILE_WRITE_TOOLS, PRESETS } from "@/lib/policy/presets";
+import type { FileChangeFacts } from "@/lib/policy/types";
+import fs from "node:fs/promises";
+import path from "node:path";
 import { resolveInWorkspace, type FencedPath } from "@/lib/workspace/fence";
+import { fenceSubject } from "@/lib/workspace/fence-subject";
 import { executeCall } from "@/lib/gateway/execute";
 import { resolveSession } from "@/lib/gateway/sessions";
 import { currentWorkspace } from "@/lib/gateway/workspace";
@@ -206,15 +212,27 @@ export async function decideCall(caller: Caller, toolName: string, rawArgs: unkn
     ...(subject.paths?.[0] !== undefined && { pathRaw: subject.paths[0], pathResolved: fenced.paths[0].absolute }),
     target: subject.command?.command ?? subject.url ?? fenced.paths[0]?.relative,
   };
+  // At the hook door the agent carries the call out itself, without the gateway's backup, change
+  // capture or sandbox: what the relaxed presets rely on is missing, so it is judged as strict.
+  const preset = caller.door === "hook" ? "strict" : (await effectivePreset(workspace.id, caller.agent?.id ?? null)).preset;
+  // A large deletion or rewrite asks under some presets: the planned change is measured by the
+  // tool's own preview (kept for the reviewer when the call asks).
+  let earlyPreview: ToolPreview | null = null;
+  let change: FileChangeFacts | undefined;
+  if (tool.preview && PRESETS[preset].checks.largeChange && (FILE_WRITE_TOOLS as readonly string[]).includes(tool.name) && fenced.paths.length === 1) {
+    earlyPreview = await tool.preview(args, readOnly).catch(() => null);
+    if (earlyPreview) change = await changeFacts(fenced.paths[0], earlyPreview);
+  }
   const verdict = await askPolicy(
     tool,
     workspace,
     {
-      paths: fenced.paths.map((p) => p.relative),
+      paths: policyPaths(workspace, fenced.paths),
       ...(subject.command && { command: { command: subject.command.command, cwd: fenced.cwd?.absolute, grants: subject.command.grants } }),
       ...(subject.url !== undefined && { url: subject.url }),
+      ...(change && { change }),
     },
-    { door: caller.door, ...(caller.cwdUnknown && { cwdUnknown: caller.cwdUnknown }) },
+    { door: caller.door, sessionId, ...(caller.cwdUnknown && { cwdUnknown: caller.cwdUnknown }), preset },
   );
   // The verdict carries the parsed command's words: stored masked like the arguments.
   const decisionColumns = { decision: verdict.decision, decisionJson: decisionColumn.encode(redactValue(verdict)) };
@@ -233,8 +251,8 @@ export async function decideCall(caller: Caller, toolName: string, rawArgs: unkn
   }
 
   if (verdict.decision === "ask") {
-    let preview: ToolPreview = {};
-    if (tool.preview) {
+    let preview: ToolPreview = earlyPreview ?? {};
+    if (tool.preview && !earlyPreview) {
       try {
         preview = await tool.preview(args, readOnly);
       } catch (err) {
@@ -298,7 +316,8 @@ export async function runCall(call: AllowedCall): Promise<Envelope> {
 }
 
 /**
- * The 601 envelope: the call waits for a reviewer; poll `status_url` or call get_call.
+ * The 601 envelope: the call waits for a reviewer; poll `status_url` or call get_call. Its detail
+ * names the reasons, the supervision preset and the rule that asked.
  * @param held the call's command already ran and its file changes wait for a reviewer (the call
  *   is "pending" with held effects): the message says so and `detail.effects` is "held".
  */
@@ -315,6 +334,8 @@ export function pendingEnvelope(callId: string, verdict?: PolicyVerdict, held = 
         call_id: callId,
         status_url: `${config.publicUrl}/api/calls/${callId}`,
         reasons: verdict?.reasons ?? [],
+        ...(verdict?.preset && { preset: verdict.preset }),
+        ...(verdict?.rule && { rule: verdict.rule.id }),
         ...(held && { effects: "held" }),
       },
       1000,
@@ -332,30 +353,34 @@ function invalidArguments(error: z.ZodError): ErrorBody {
   );
 }
 
-type FenceResult = { paths: FencedPath[]; cwd: FencedPath | null } | { error: ErrorBody; notes: AuditNotes };
+/**
+ * The workspace-relative paths the policy judges for fenced paths: each canonical path, and also
+ * the path as written when it differs (a symlink named `Makefile` or `.envrc` pointing at an
+ * ordinary file is still what runs later, and still asks).
+ */
+function policyPaths(workspace: Workspace, paths: FencedPath[]): string[] {
+  const out: string[] = [];
+  for (const p of paths) {
+    out.push(p.relative);
+    for (const root of [workspace.root, workspace.configuredRoot]) {
+      if (!root) continue;
+      const lexical = path.relative(root, path.resolve(root, p.raw)).split(path.sep).join("/");
+      if (lexical.startsWith("..") || path.isAbsolute(lexical)) continue;
+      if (lexical !== p.relative && !out.includes(lexical)) out.push(lexical);
+      break;
+    }
+  }
+  return out;
+}
 
-/** Fences every path argument and the cwd; the first refusal ends the call. */
-async function fenceSubject(workspace: Workspace, paths: string[], cwd: string | undefined): Promise<FenceResult> {
-  const out: FencedPath[] = [];
-  for (const raw of [...paths, ...(cwd !== undefined ? [cwd] : [])]) {
-    try {
-      out.push(await resolveInWorkspace(workspace, raw));
-    } catch (err) {
-      const body = toErrorBody(err);
-      if (!(err instanceof ToolError)) return { error: body, notes: { pathRaw: raw } };
-      const resolved = typeof err.detail.path_resolved === "string" ? err.detail.path_resolved : undefined;
-      return { error: body, notes: { pathRaw: raw, ...(resolved && { pathResolved: resolved }) } };
-    }
-  }
-  if (cwd !== undefined) {
-    const cwdPath = out.pop()!;
-    if (cwdPath.kind !== "directory") {
-      return {
-        error: errorBody(cwdPath.exists ? "invalid_arguments" : "not_found", `cwd is not a directory: ${cwd}`, { cwd }),
-        notes: { pathRaw: cwd, pathResolved: cwdPath.absolute },
-      };
-    }
-    return { paths: out, cwd: cwdPath };
-  }
-  return { paths: out, cwd: null };
+/** The planned change to one file as a preset's large-change check needs it (see lib/policy/presets.ts). */
+async function changeFacts(target: FencedPath, preview: ToolPreview): Promise<FileChangeFacts | undefined> {
+  const st = await fs.stat(target.absolute).catch(() => null);
+  if (!st?.isFile()) return { path: target.relative, before: { lines: 0, bytes: 0 }, deletions: 0, afterBytes: 0 };
+  // Files beyond this are not read to count their lines: the check then judges by bytes alone.
+  const bytes = st.size <= 64 * 1024 * 1024 ? await fs.readFile(target.absolute).catch(() => null) : null;
+  let lines = 0;
+  if (bytes) for (const b of bytes) if (b === 10) lines++;
+  if (bytes && bytes.length > 0 && bytes[bytes.length - 1] !== 10) lines++;
+  return { path: target.relative, before: { lines, bytes: st.size }, deletions: preview.deletions ?? 0, afterBytes: preview.afterBytes ?? st.size };
 }

@@ -2,10 +2,13 @@ import { getConfig } from "@/lib/config";
 import { buildChildEnv, gitDiscoveryLimits } from "@/lib/exec/child-env";
 import { sandboxStatus } from "@/lib/exec/sandbox";
 import { decide } from "@/lib/policy/decide";
-import type { PolicyInput, PolicyRuleData, PolicyVerdict, SandboxGrants } from "@/lib/policy/types";
+import type { FileChangeFacts, PolicyInput, PolicyRuleData, PolicyVerdict, SandboxGrants } from "@/lib/policy/types";
 import type { BackupStore, ToolContext, ToolDefinition, Workspace } from "@/lib/tools/define-tool";
 import { backupStoreFor } from "@/lib/backups/store";
 import { loadRules } from "@/lib/gateway/rules";
+import { effectivePreset } from "@/lib/gateway/presets";
+import { commandsCaptured } from "@/lib/effects/command-effects";
+import { rulesForPreset, type PresetName } from "@/lib/policy/presets";
 
 /**
  * Pieces of the pipeline that other readers need exactly as the gateway uses them: the
@@ -37,7 +40,13 @@ export function readOnlyContext(callId: string, workspace: Workspace, timeoutMs 
  *   environment, which the gateway does not know (`envUnknown: true`: no variable has a known value).
  * @param options.cwdUnknown why the command's real working directory is not known (a hook call
  *   without a usable `cwd`): the policy then judges no relative path and asks with this reason.
- * @returns the verdict with the deciding rule and, for commands, every part's decision. For
+ * @param options.preset the supervision preset to judge under (lib/policy/presets.ts); absent: the
+ *   preset of `options.agentId`'s token, else the workspace's (lib/gateway/presets.ts).
+ * @param subject.change for file writes: the planned change, for a preset's large-change check.
+ * @param options.sessionId the call's session (rules scoped to another session do not apply);
+ *   the workspace is always `workspace`. `extraRules`: rules to decide with besides the stored
+ *   ones (checking a grant before it is saved).
+ * @returns the verdict with the deciding rule, the preset and, for commands, every part's decision. For
  *   run_command the sandbox is part of the question (`boxed`, `sandboxProblem`, `grants`), and
  *   whatever the rules say, the gateway never lets a command past without a reviewer when it
  *   would run unboxed because the sandbox is broken, or when it asks for the network itself
@@ -46,9 +55,10 @@ export function readOnlyContext(callId: string, workspace: Workspace, timeoutMs 
 export async function askPolicy(
   tool: ToolDefinition,
   workspace: Workspace,
-  subject: { paths: string[]; command?: { command: string; cwd?: string; grants?: SandboxGrants }; url?: string },
-  options: { door?: "http" | "mcp" | "cli" | "hook" | "dashboard"; cwdUnknown?: string } = {},
+  subject: { paths: string[]; command?: { command: string; cwd?: string; grants?: SandboxGrants }; url?: string; change?: FileChangeFacts },
+  options: { door?: "http" | "mcp" | "cli" | "hook" | "dashboard"; cwdUnknown?: string; preset?: PresetName; agentId?: string | null; sessionId?: string; extraRules?: PolicyRuleData[] } = {},
 ): Promise<PolicyVerdict> {
+  const preset = options.preset ?? (await effectivePreset(workspace.id, options.agentId ?? null)).preset;
   const box = tool.name === "run_command" ? commandBox(options.door) : null;
   const grants = subject.command?.grants;
   const env = buildChildEnv(workspace.root);
@@ -58,6 +68,8 @@ export async function askPolicy(
   const input: PolicyInput = {
     tool: tool.name,
     risk: tool.risk,
+    workspaceId: workspace.id,
+    ...(options.sessionId && { sessionId: options.sessionId }),
     paths: subject.paths,
     workspaceRoot: workspace.root,
     ...(subject.command && {
@@ -73,8 +85,12 @@ export async function askPolicy(
     ...(subject.url !== undefined && { url: subject.url }),
     ...(box && { boxed: box.boxed, ...(box.problem && { sandboxProblem: box.problem }) }),
     ...(grants && Object.values(grants).some(Boolean) && { grants }),
+    ...(box?.boxed && { captured: commandsCaptured(workspace.root) }),
+    ...(subject.change && { change: subject.change }),
+    preset,
   };
-  const rules = await loadRules();
+  const stored = await loadRules();
+  const rules = rulesForPreset(preset, options.extraRules ? [...stored, ...options.extraRules] : stored);
   const verdict = await decide(input, rules);
   return box ? reviewSandbox(narrowNetworkGrant(verdict, rules), input) : verdict;
 }

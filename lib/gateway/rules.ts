@@ -24,8 +24,14 @@ export async function loadRules(): Promise<PolicyRuleData[]> {
     command: r.command,
     decision: r.decision as Decision,
     note: r.note,
-    enabled: r.enabled,
+    // A revoked grant is kept for the record and never applies.
+    enabled: r.enabled && r.revokedAt === null,
     options: storedOptions(r.id, r.optionsJson),
+    source: r.source,
+    workspaceId: r.workspaceId,
+    sessionId: r.sessionId,
+    // Compared with the time of each decision (rule-match.ts ruleInScope), so the cache never keeps an expired grant alive.
+    expiresAt: r.expiresAt?.getTime() ?? null,
   }));
   globalForRules.agentReachRules = { at: Date.now(), rules };
   return rules;

@@ -47,7 +47,7 @@ export function currentWorkspace(): Promise<Workspace> {
     const id = workspaceIdFor(root);
     await db().workspace.upsert({
       where: { id },
-      create: { id, root, hostId: config.hostId },
+      create: { id, root, hostId: config.hostId, preset: config.defaultPreset },
       update: { hostId: config.hostId },
     });
     return { id, root, configuredRoot: config.workspaceRoot };

@@ -9,9 +9,29 @@
 export const AGENT_INSTRUCTIONS = `# Agent Reach: how to use these tools
 
 You reach the files and the shell of one workspace only through these tools. Every call is
-written to an audit log, and risky calls (writes, edits, most shell commands, URL fetches)
-wait for a human reviewer. Paths are relative to the workspace root (absolute paths inside it
+written to an audit log, and risky calls wait for a human reviewer (which ones depends on the
+supervision preset, below). Paths are relative to the workspace root (absolute paths inside it
 also work); nothing outside the workspace can be reached.
+
+## Supervision presets: what waits for a reviewer
+The operator picks a preset per workspace or per agent token; a call that waits says under which
+preset and which rule asked (\`error.detail.preset\`, \`error.detail.rule\`, \`error.detail.reasons\`). Whatever the preset, every change is backed up and
+revertible, reading a secret (.env, keys, credentials) waits, writing outside the workspace and
+deny rules are refused, and \`network: true\` on run_command and fetch_url wait.
+- **strict**: every write_file, edit_file, restore_backup and every run_command that is not
+  read-only waits for a reviewer.
+- **balanced** (the default): writes and edits apply at once, except files that run later or
+  change how things run (CI workflows, .husky and other git hooks, Makefile, package.json,
+  .envrc, editor task files, shell rc files), git internals, and large deletions or rewrites
+  (most of a big file), which wait. run_command runs in the sandbox at once; it waits only to
+  leave the box (network, paths outside the workspace, no sandbox available).
+- **autonomous**: like balanced, but large rewrites apply at once too; only leaving the box,
+  secrets, git internals and files that run later wait.
+A call that waits is not an error in your work: it answers \`approval_pending\` (below). A command
+whose file changes are **held** (\`changes.status: "held"\`, under every preset: many deletions,
+secrets, git internals, files that run later) already ran in the box; its changes wait for a
+reviewer and are not in the workspace until one applies them. Do not redo the change another
+way: poll get_call with its call_id.
 
 ## Which tool
 - Read with **read_file**, not \`cat\`, \`head\`, \`tail\` or \`sed -n\`. Lines come numbered as
@@ -21,14 +41,14 @@ also work); nothing outside the workspace can be reached.
   that it occurs exactly once; \`edit_no_match\` and \`edit_ambiguous\` tell you why and where.
 - Create or replace a whole file with **write_file**, not \`echo >\`, \`cat <<EOF\` or \`tee\`. Pass
   \`expected_sha256\` (the \`sha256\` read_file reported) to write only if nobody changed the file
-  since you read it. Edits and writes are shown to the reviewer as a diff and backed up; shell
-  writes are not, so they always wait for approval.
+  since you read it. Edits and writes are backed up and shown as a diff; a shell command's
+  writes are captured as a change set instead, which is harder to review.
 - Find files with **list_directory** and **search_files** (glob on paths, text or regex inside
   files), not \`ls -R\`, \`find\` or \`grep -r\`.
 - Convert JSON, YAML and CSV with **transform**, not jq/yq/python one-liners. Fetch a web page
   with **fetch_url**, not curl or wget (private and loopback addresses are blocked).
 - Use **run_command** only to run programs: builds, tests, linters, formatters, package managers,
-  git, project scripts. Read-only commands run at once; others wait for a reviewer.
+  git, project scripts. Whether a command waits for a reviewer depends on the preset (above).
 
 ## Paging and \`truncated\`
 \`truncated: true\` always means you did not get everything:
@@ -86,5 +106,6 @@ it again and redo the change.
 
 ## Undo
 Every write and edit keeps a backup (\`backup_id\` in its result). **list_backups** shows them and
-**restore_backup** brings one back (the restore is itself reviewed and backed up).
+**restore_backup** brings one back (the restore is itself backed up, and reviewed under strict).
+A command's changes are undone with revert_call.
 `;

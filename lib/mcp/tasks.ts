@@ -3,6 +3,7 @@ import type { CallToolResult, Result, Task } from "@modelcontextprotocol/sdk/typ
 import { getConfig } from "@/lib/config";
 import { db } from "@/lib/db";
 import { withdrawCall } from "@/lib/approvals/wait";
+import { heldEffectsView, heldSummaryOf } from "@/lib/effects/call-hooks";
 import { toCallToolResult } from "@/lib/mcp/tool-mapping";
 import type { Envelope } from "@/lib/result";
 
@@ -13,8 +14,10 @@ import type { Envelope } from "@/lib/result";
  * call's id; the task is a view of the call's audit row, so it survives restarts and any gateway
  * instance can answer `tasks/get`, `tasks/result` and `tasks/cancel` (the transport is stateless):
  *
- *   call status                      task status   status message
- *   received, pending                working       waits for a reviewer; link to the approval
+ *   call status                      task status     status message
+ *   received, pending                working         waits for a reviewer; link to the approval
+ *   pending, its file changes held   input_required  the command ran; what the reviewer must
+ *     (run_command)                                  decide (counts, files, dangers), the link
  *   approved, running                working       approved by …; running
  *   succeeded                        completed
  *   rejected as withdrawn            cancelled     (602, detail.reason "withdrawn")
@@ -26,6 +29,11 @@ import type { Envelope } from "@/lib/result";
  * pending call (lib/approvals/wait.ts `withdrawCall`: it ends rejected, 602 with `detail.reason`
  * "withdrawn", recorded as the agent's act); a call already approved or running cannot be
  * cancelled any more (the request fails with the reason).
+ *
+ * `input_required` is the status MCP defines for a task that waits for a person. The SDK client
+ * then calls `tasks/result`, which this server answers once the reviewer decided (the SDK's handler
+ * blocks, re-reading the task every poll interval): a client should give that request a timeout
+ * longer than a review may take, or keep polling `tasks/get` instead.
  *
  * Tasks are scoped to the agent token: an agent sees and cancels only its own calls.
  */
@@ -45,6 +53,7 @@ type CallRow = {
   errorCode: number | null;
   resultJson: string | null;
   decisionJson: string | null;
+  pendingJson: string | null;
   tool: string;
 };
 
@@ -60,6 +69,7 @@ const SELECT = {
   errorCode: true,
   resultJson: true,
   decisionJson: true,
+  pendingJson: true,
   tool: true,
 } as const;
 
@@ -74,9 +84,14 @@ function wasWithdrawn(row: Pick<CallRow, "status" | "resultJson">): boolean {
   }
 }
 
-/** The MCP task status that stands for a call status (`withdrawn`: the agent withdrew it). */
-export function taskStatusOf(callStatus: string, withdrawn = false): Task["status"] {
+/**
+ * The MCP task status that stands for a call status (`withdrawn`: the agent withdrew it;
+ * `heldEffects`: a pending call whose command already ran and whose file changes wait for a
+ * reviewer: `input_required`).
+ */
+export function taskStatusOf(callStatus: string, withdrawn = false, heldEffects = false): Task["status"] {
   if (withdrawn) return "cancelled";
+  if (heldEffects && callStatus === "pending") return "input_required";
   switch (callStatus) {
     case "received":
     case "pending":
@@ -100,6 +115,8 @@ function statusMessage(row: CallRow): string {
     case "received":
       return `Call ${row.id} (${row.tool}) was received and is being checked.`;
     case "pending": {
+      const held = heldSummaryOf(row.pendingJson);
+      if (held) return heldEffectsView(row.id, held).summary.slice(0, 1500);
       let reasons: string[] = [];
       try {
         reasons = (JSON.parse(row.decisionJson ?? "{}") as { reasons?: string[] }).reasons ?? [];
@@ -134,7 +151,7 @@ export function taskOf(row: CallRow): Task {
   const lastUpdated = new Date(Math.max(...times.map((d) => d.getTime())));
   return {
     taskId: row.id,
-    status: taskStatusOf(row.status, wasWithdrawn(row)),
+    status: taskStatusOf(row.status, wasWithdrawn(row), row.status === "pending" && heldSummaryOf(row.pendingJson) !== null),
     statusMessage: statusMessage(row),
     createdAt: row.createdAt.toISOString(),
     lastUpdatedAt: lastUpdated.toISOString(),

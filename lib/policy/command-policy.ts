@@ -6,7 +6,7 @@ import picomatch from "picomatch";
 import { repositoryTrust } from "@/lib/policy/git-repo";
 import { commandRisks, RiskSet } from "@/lib/policy/risks";
 import { expandGlob } from "@/lib/policy/shell-glob";
-import { activeRules, bySeverityDesc, commandPatternOf, globMatches, isToolRule, maxDecision, ruleRef } from "@/lib/policy/rule-match";
+import { activeRules, bySeverityDesc, commandPatternOf, globMatches, isToolRule, maxDecision, ruleRef, type RuleScope } from "@/lib/policy/rule-match";
 import { parseShell, type ShellNode, type ShellRedirect, type SimpleCommand } from "@/lib/policy/shell-parse";
 import { ENDLESS_DEVICES, logicalCd, physicalPath, placeOf } from "@/lib/policy/shell-paths";
 import { expandWord, isDynamicVariable, staticValue, type ExpansionEnv } from "@/lib/policy/shell-words";
@@ -62,6 +62,13 @@ export interface CommandContext {
   sandboxProblem?: string;
   /** The call asks for the network inside the sandbox. */
   network?: boolean;
+  /**
+   * A relaxed preset's checks (lib/policy/presets.ts): `boxedWrites` lets writes inside the
+   * workspace run without asking (set only when the command is boxed and its changes captured);
+   * `gitWalks` lets a recursive read in the box walk `.git` (set only when boxed), except a git
+   * config that holds a credential.
+   */
+  relaxed?: { boxedWrites?: boolean; gitWalks?: boolean };
 }
 
 /** The classification of a whole command line. */
@@ -121,12 +128,12 @@ interface Scope {
 
 /**
  * Classifies `ctx.command` against `rules` (all rules; only enabled rules of tool "run_command"
- * or "*" are used).
+ * or "*" that hold in `scope` are used: see rule-match.ts `ruleInScope`).
  * @returns the line's decision, its deciding rule, reasons (strongest first) and every part.
  * Never throws for any command string (errors only if the bash grammar cannot be loaded).
  */
-export async function classifyCommandLine(ctx: CommandContext, rules: readonly PolicyRuleData[]): Promise<CommandClassification> {
-  const classifier = new LineClassifier(ctx, activeRules(rules, "run_command"));
+export async function classifyCommandLine(ctx: CommandContext, rules: readonly PolicyRuleData[], scope?: RuleScope): Promise<CommandClassification> {
+  const classifier = new LineClassifier(ctx, activeRules(rules, "run_command", scope));
   await classifier.script(ctx.command, ctx.cwdUnknown ? null : [ctx.cwd], 0, null);
   return classifier.result();
 }
@@ -408,7 +415,9 @@ class LineClassifier {
         return [{ decision: "ask", rule: null, reason: `unclassifiable: ${place.why}` }];
       case "inside": {
         const out: Finding[] = [];
-        if (kind === "write") {
+        if (kind === "write" && this.ctx.relaxed?.boxedWrites) {
+          out.push({ decision: "allow", rule: null, reason: `write_in_workspace: ${place.relative || "."} (${via}; in the sandbox: captured, backed up, revert_call undoes it)` });
+        } else if (kind === "write") {
           out.push({ decision: "ask", rule: null, reason: `write_in_workspace: ${place.relative || "."} (${via}; shell writes bypass the diff and backup of write_file/edit_file)` });
         }
         for (const rule of this.rules) {
@@ -487,7 +496,7 @@ class LineClassifier {
   private async walkFindings(walk: Walk, cwds: Cwds): Promise<Finding[]> {
     const place = await placeOf(walk.root, cwds, this.ctx.workspaceRoot);
     if (place.place !== "inside") return [];
-    const hits = await sensitiveFilesUnder(place.absolute, place.relative, walk, this.rules);
+    const hits = await sensitiveFilesUnder(place.absolute, place.relative, walk, this.rules, this.ctx.relaxed?.gitWalks === true);
     if (hits === "too_large") {
       return [{ decision: "ask", rule: null, reason: `unclassifiable: ${walk.via} reads every file under ${place.relative || "."}, more than ${MAX_WALK_ENTRIES} entries to check for sensitive files` }];
     }
@@ -584,21 +593,32 @@ const MAX_WALK_HITS = 5;
  * "too_large". Symlinks met during the walk are not followed (readers that follow them ask
  * already); a starting point that is a file is checked itself.
  */
-async function sensitiveFilesUnder(absolute: string, relative: string, walk: Walk, rules: PolicyRuleData[]): Promise<Array<{ file: string; rule: PolicyRuleData }> | "too_large"> {
+async function sensitiveFilesUnder(
+  absolute: string,
+  relative: string,
+  walk: Walk,
+  rules: PolicyRuleData[],
+  gitWalks = false,
+): Promise<Array<{ file: string; rule: PolicyRuleData }> | "too_large"> {
   const hits: Array<{ file: string; rule: PolicyRuleData }> = [];
   const matcher = (globs: string[]) => (globs.length ? picomatch(globs, { dot: true }) : null);
   const skipDir = matcher(walk.skipDirs);
   const exclude = matcher(walk.excludeFiles);
   const include = matcher(walk.includeFiles);
-  const check = (rel: string): void => {
-    const covering = rules.filter((r) => r.pathGlob && !r.command && r.decision !== "allow" && globMatches(r.pathGlob, rel));
+  const check = async (rel: string, abs: string): Promise<void> => {
+    let covering = rules.filter((r) => r.pathGlob && !r.command && r.decision !== "allow" && globMatches(r.pathGlob, rel));
+    // In the box, .git is walked like any directory (hooks and config are read-only there); only
+    // a git config holding a credential is still a secret. A deny rule is never passed over.
+    if (gitWalks && covering.length > 0 && covering.every((r) => r.decision !== "deny") && isInsideGitDir(rel) && !(await gitConfigHoldsCredential(rel, abs))) {
+      covering = covering.filter((r) => !GIT_DIR_RULES.has(r.id));
+    }
     const rule = covering.find((r) => r.decision === "deny") ?? covering[0];
     if (rule && hits.length < MAX_WALK_HITS && !hits.some((h) => h.rule.id === rule.id)) hits.push({ file: rel, rule });
   };
   const st = await fs.lstat(absolute).catch(() => null);
   if (!st) return hits;
   if (!st.isDirectory()) {
-    check(relative);
+    await check(relative, absolute);
     return hits;
   }
   let seen = 0;
@@ -614,11 +634,33 @@ async function sensitiveFilesUnder(absolute: string, relative: string, walk: Wal
         if (!skipDir?.(e.name)) queue.push([path.join(dirAbs, e.name), rel]);
       } else if (!e.isSymbolicLink()) {
         if (exclude?.(e.name) || (include && !include(e.name))) continue;
-        check(rel);
+        await check(rel, path.join(dirAbs, e.name));
       }
     }
   }
   return hits;
+}
+
+/** The default rules that make `.git` sensitive as a whole (not for its secrets, for its hooks and config). */
+const GIT_DIR_RULES = new Set(["default:sensitive-git-dir", "default:sensitive-git-dir-nested"]);
+
+/** True when a workspace-relative path lies inside a `.git` directory, or is a `.git` file (a `gitdir:` pointer). */
+function isInsideGitDir(rel: string): boolean {
+  return rel.split("/").includes(".git");
+}
+
+/**
+ * Whether a file in a `.git` directory is a git config holding a credential: a URL with a
+ * user name, password or token (`https://user:token@host`), an `extraHeader` (often `Authorization:`), or a
+ * `[credential]` section. Other files there (objects, refs, hooks) are not secrets.
+ */
+async function gitConfigHoldsCredential(rel: string, abs: string): Promise<boolean> {
+  const name = rel.slice(rel.lastIndexOf("/") + 1);
+  if (name !== "config" && name !== "config.worktree" && name !== "credentials") return false;
+  if (name === "credentials") return true;
+  const text = await fs.readFile(abs, "utf8").catch(() => null);
+  if (text === null) return true; // unreadable: judge it as a secret
+  return /:\/\/[^\s/@]+@|extraheader|^\s*\[credential/im.test(text.slice(0, 256 * 1024));
 }
 
 /**

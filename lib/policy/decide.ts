@@ -1,7 +1,9 @@
 import { classifyCommandLine } from "@/lib/policy/command-policy";
+import { liftByPathGrant } from "@/lib/policy/grants";
 import { activeRules, bySeverityDesc, combineRuleOptions, globMatches, isToolRule, maxDecision, ruleRef } from "@/lib/policy/rule-match";
 import fs from "node:fs/promises";
 import path from "node:path";
+import { FILE_WRITE_TOOLS, largeChangeReason, PRESETS, type PresetSpec } from "@/lib/policy/presets";
 import { RiskSet } from "@/lib/policy/risks";
 import type { Decision, PolicyInput, PolicyRuleData, PolicyVerdict } from "@/lib/policy/types";
 
@@ -23,7 +25,14 @@ import type { Decision, PolicyInput, PolicyRuleData, PolicyVerdict } from "@/lib
  *   `isStaticallyModelled`); when the sandbox is unavailable (`sandboxProblem`) every command asks.
  * - A path tool naming an existing regular file with more than one hard link asks, naming the
  *   link count (docs/SECURITY.md "Hard links"), when `input.workspaceRoot` is given.
- * - Every verdict carries `risks`: the dangers named for the reviewer (risks.ts).
+ * - Rules scoped to another workspace or session, and expired ones, do not apply (rule-match.ts
+ *   `ruleInScope`); a grant (grants.ts) turns only a generic ask into allow.
+ * - Every verdict carries `risks`: the dangers named for the reviewer (risks.ts), and `preset`:
+ *   the supervision preset it was judged under (`input.preset`, default "strict"; presets.ts).
+ *   The rules must already be the preset's (`rulesForPreset`); here the preset's built-in checks
+ *   apply: under a relaxed preset a boxed, captured command's writes inside the workspace do not
+ *   ask, a boxed recursive read may walk `.git`, and a file write the rules allow still asks when
+ *   it lands in a git directory found by its shape or is a large deletion or rewrite.
  * - Options (run_command limits, `redact`; lib/policy/types.ts RuleOptions) come from the rules
  *   that apply to the call, whatever their decision: for a path tool every matching rule, for a
  *   command the rule that decided each part plus the tool's rules without path or command. For
@@ -35,11 +44,29 @@ import type { Decision, PolicyInput, PolicyRuleData, PolicyVerdict } from "@/lib
  * Never throws for any input an agent can send.
  */
 export async function decide(input: PolicyInput, rules: PolicyRuleData[]): Promise<PolicyVerdict> {
-  const active = activeRules(rules, input.tool);
+  const preset = input.preset ?? "strict";
+  return { ...(await decideUnder(input, rules, PRESETS[preset])), preset };
+}
+
+async function decideUnder(input: PolicyInput, rules: PolicyRuleData[], spec: PresetSpec): Promise<PolicyVerdict> {
+  const scope = { workspaceId: input.workspaceId, sessionId: input.sessionId, now: input.now ?? Date.now() };
+  const active = activeRules(rules, input.tool, scope);
   if (input.command) {
+    const boxed = input.boxed === true && !input.sandboxProblem;
+    const relaxed = {
+      ...(spec.checks.boxedWritesApply && boxed && input.captured && { boxedWrites: true }),
+      ...(spec.checks.boxedWalksIntoGit && boxed && { gitWalks: true }),
+    };
     const c = await classifyCommandLine(
-      { ...input.command, boxed: input.boxed ?? false, ...(input.sandboxProblem && { sandboxProblem: input.sandboxProblem }), ...(input.grants?.network && { network: true }) },
+      {
+        ...input.command,
+        boxed: input.boxed ?? false,
+        ...(input.sandboxProblem && { sandboxProblem: input.sandboxProblem }),
+        ...(input.grants?.network && { network: true }),
+        ...(Object.keys(relaxed).length > 0 && { relaxed }),
+      },
       rules,
+      scope,
     );
     const deciding = new Set(c.parts.map((p) => p.rule?.id));
     const applying = active.filter((r) => deciding.has(r.id) || isToolRule(r));
@@ -49,7 +76,7 @@ export async function decide(input: PolicyInput, rules: PolicyRuleData[]): Promi
     }
     return verdict;
   }
-  const verdict = decideByPath(input, active);
+  const verdict = liftByPathGrant(decideByPath(input, active), input, active);
   const risks = new RiskSet();
   if (input.tool === "fetch_url" || input.risk === "network") risks.add("network_egress", `${input.tool} sends a request${input.url ? ` to ${hostOf(input.url)}` : ""} over the network`);
   for (const p of input.paths) {
@@ -71,8 +98,65 @@ export async function decide(input: PolicyInput, rules: PolicyRuleData[]): Promi
     verdict.reasons.unshift(`hard_link: ${l.path} has ${l.links} hard links; the other names may be outside the workspace`);
     risks.add("reads_secret", `${l.path} is hard-linked (${l.links} names): its content may be a file outside the workspace`);
   }
+  if ((FILE_WRITE_TOOLS as readonly string[]).includes(input.tool) && verdict.decision === "allow") {
+    const why = await presetWriteCheck(input, spec);
+    if (why) {
+      verdict.decision = "ask";
+      verdict.rule = { id: `preset:${spec.name}:${why.check}`, note: why.note, source: "preset" };
+      verdict.reasons = [why.reason];
+      if (why.check === "large-change") risks.add("large_change", why.reason.replace(/^large_change: /, ""));
+    }
+  }
   verdict.risks = risks.list();
   return verdict;
+}
+
+/**
+ * A relaxed preset's checks on a file write the rules allowed: a write into a git directory found
+ * by its shape, and a large deletion or rewrite. @returns the check that asks, or null
+ */
+async function presetWriteCheck(input: PolicyInput, spec: PresetSpec): Promise<{ check: string; note: string; reason: string } | null> {
+  if (spec.checks.gitDirectories && input.workspaceRoot) {
+    for (const p of input.paths) {
+      const gitDir = await insideGitDirectory(input.workspaceRoot, p);
+      if (gitDir !== null) {
+        return {
+          check: "git-directories",
+          note: "repository internals (hooks and config run programs when anyone runs git)",
+          reason: `git_directory: ${p || "."} is inside the git directory ${gitDir || "."} (its hooks and config run programs when anyone runs git)`,
+        };
+      }
+    }
+  }
+  if (spec.checks.largeChange && input.change) {
+    const reason = largeChangeReason(input.change.path, input.change.before, { deletions: input.change.deletions, afterBytes: input.change.afterBytes });
+    if (reason) return { check: "large-change", note: "large deletions and rewrites are reviewed", reason };
+  }
+  return null;
+}
+
+/**
+ * The workspace-relative directory among `rel`'s ancestors (its own directory first) that git
+ * would take for a repository: a directory holding `HEAD` with `objects/` and `refs/` (or a
+ * `commondir` file, a linked worktree's repository), or null. Catches the target of a `.git` file
+ * (`gitdir: …`) and a bare repository anywhere in the workspace, whatever they are named.
+ */
+export async function insideGitDirectory(workspaceRoot: string, rel: string): Promise<string | null> {
+  const parts = rel.split("/").filter(Boolean);
+  for (let n = parts.length - 1; n >= 0; n--) {
+    const dirRel = parts.slice(0, n).join("/");
+    const dir = path.join(workspaceRoot, dirRel);
+    // The file being written counts as there: the write that completes the shape asks too.
+    const inside = parts.slice(n);
+    const writes = (name: string, asDir: boolean) => inside[0] === name && (asDir ? inside.length > 1 : inside.length === 1);
+    const [head, objects, refs, commondir] = await Promise.all(["HEAD", "objects", "refs", "commondir"].map((f) => fs.lstat(path.join(dir, f)).catch(() => null)));
+    const hasHead = head?.isFile() || writes("HEAD", false);
+    const hasObjects = objects?.isDirectory() || writes("objects", true);
+    const hasRefs = refs?.isDirectory() || writes("refs", true);
+    const hasCommondir = commondir?.isFile() || writes("commondir", false);
+    if (hasHead && ((hasObjects && hasRefs) || hasCommondir)) return dirRel;
+  }
+  return null;
 }
 
 /** The paths among `paths` that are existing regular files with more than one hard link. */

@@ -21,19 +21,55 @@ export function bySeverityDesc(a: Decision, b: Decision): number {
   return SEVERITY[b] - SEVERITY[a];
 }
 
+/** Where and when a call is decided, for scoped and expiring rules (grants). */
+export interface RuleScope {
+  workspaceId?: string;
+  sessionId?: string;
+  /** ms since the epoch; default Date.now(). */
+  now?: number;
+}
+
 /**
- * The enabled rules that apply to `tool` (`tool` equal, or `"*"`), lowest priority number first
- * (ties by id, so the order is stable).
+ * True when `rule` holds for a call in `scope`: its workspace and session (when it names them)
+ * are the call's, and it has not expired. A scoped rule never holds for a call whose scope is
+ * unknown (a workspace- or session-scoped grant needs the call to say where it is).
  */
-export function activeRules(rules: readonly PolicyRuleData[], tool: string): PolicyRuleData[] {
+export function ruleInScope(rule: PolicyRuleData, scope: RuleScope = {}): boolean {
+  if (rule.workspaceId && rule.workspaceId !== scope.workspaceId) return false;
+  if (rule.sessionId && rule.sessionId !== scope.sessionId) return false;
+  if (rule.expiresAt !== undefined && rule.expiresAt !== null && rule.expiresAt <= (scope.now ?? Date.now())) return false;
+  return true;
+}
+
+/** The rules that hold in `scope` (see ruleInScope), in their given order. */
+export function rulesInScope(rules: readonly PolicyRuleData[], scope: RuleScope = {}): PolicyRuleData[] {
+  return rules.filter((r) => ruleInScope(r, scope));
+}
+
+/**
+ * The enabled rules that apply to `tool` (`tool` equal, or `"*"`) and hold in `scope` (scoped
+ * grants of another workspace or session, and expired ones, are skipped), lowest priority number
+ * first (ties by id, so the order is stable).
+ */
+export function activeRules(rules: readonly PolicyRuleData[], tool: string, scope?: RuleScope): PolicyRuleData[] {
   return rules
-    .filter((r) => r.enabled && (r.tool === "*" || r.tool === tool))
+    .filter((r) => r.enabled && (r.tool === "*" || r.tool === tool) && ruleInScope(r, scope))
     .sort((a, b) => a.priority - b.priority || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
-/** The reference stored with a decision. */
+/** The reference stored with a decision, naming where the rule comes from (by its id's prefix). */
 export function ruleRef(rule: PolicyRuleData): RuleRef {
-  return { id: rule.id, note: rule.note };
+  // A rule loaded from the table may say itself that it was granted on an approval.
+  const granted = (rule as { source?: unknown }).source === "grant";
+  return { id: rule.id, note: rule.note, source: granted ? "grant" : ruleSource(rule.id) };
+}
+
+/** Where a rule comes from, by its id: `default:…` seeded, `preset:…` a preset's, `grant:…` an approval's, else an operator's. */
+export function ruleSource(id: string): NonNullable<RuleRef["source"]> {
+  if (id.startsWith("default:")) return "default";
+  if (id.startsWith("preset:")) return "preset";
+  if (id.startsWith("grant:") || id.startsWith("grant_")) return "grant";
+  return "operator";
 }
 
 const globCache = new Map<string, (p: string) => boolean>();

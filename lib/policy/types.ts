@@ -7,6 +7,9 @@ import type { RuleLimits } from "@/lib/exec/limits";
 
 export type Decision = "allow" | "ask" | "deny";
 
+/** A supervision preset's name (lib/policy/presets.ts holds the presets themselves). */
+export type PresetName = "strict" | "balanced" | "autonomous";
+
 /** How risky a tool is (lib/tools/define-tool.ts `risk`); the default policy and the MCP annotations derive from it. */
 export type ToolRisk = "read" | "write" | "exec" | "network";
 
@@ -26,6 +29,14 @@ export interface PolicyRuleData {
   enabled: boolean;
   /** Settings besides the decision (PolicyRule.optionsJson), or null/absent for none. */
   options?: RuleOptions | null;
+  /** Where the rule comes from: "default", "operator" or "grant" (absent: operator). */
+  source?: string;
+  /** The only workspace the rule holds in (a grant's scope); null/absent: every workspace. */
+  workspaceId?: string | null;
+  /** The only session the rule holds in (a grant's scope); null/absent: every session. */
+  sessionId?: string | null;
+  /** When the rule stops holding (ms since the epoch); null/absent: never. */
+  expiresAt?: number | null;
 }
 
 /**
@@ -57,6 +68,12 @@ export interface RuleOptions {
 export interface PolicyInput {
   tool: string;
   risk: ToolRisk;
+  /** The workspace the call reaches: rules scoped to another workspace do not apply. */
+  workspaceId?: string;
+  /** The session the call belongs to: rules scoped to another session do not apply. */
+  sessionId?: string;
+  /** The time the call is decided at (ms since the epoch; default now): expired rules do not apply. */
+  now?: number;
   /**
    * The canonical workspace root, for checks the policy makes on the files a path tool names
    * (hard-linked files, see docs/SECURITY.md "Hard links"). Absent: those checks are skipped.
@@ -85,6 +102,34 @@ export interface PolicyInput {
   sandboxProblem?: string;
   /** What the call asks beyond the sandbox's defaults; every grant is shown to the reviewer. */
   grants?: SandboxGrants;
+  /**
+   * The supervision preset the call is judged under (lib/policy/presets.ts); absent: "strict".
+   * The rules passed to `decide` must already be the preset's (`rulesForPreset`); the preset here
+   * turns on its built-in checks and is named in the verdict.
+   */
+  preset?: PresetName;
+  /**
+   * For run_command: the command's file changes are captured (backed up, revertible, held when
+   * risky; lib/effects), so its writes inside the workspace need not ask under a relaxed preset.
+   */
+  captured?: boolean;
+  /**
+   * For write_file, edit_file and restore_backup: the change as its preview computed it, for the
+   * large-change check of a preset (absent: not checked).
+   */
+  change?: FileChangeFacts;
+}
+
+/** A planned change to one file, as the policy's large-change check needs it. */
+export interface FileChangeFacts {
+  /** Workspace-relative path. */
+  path: string;
+  /** The file now: lines and bytes (0 and 0 when it does not exist). */
+  before: { lines: number; bytes: number };
+  /** Lines the change removes (the diff's deletions). */
+  deletions: number;
+  /** Size after the change (bytes). */
+  afterBytes: number;
 }
 
 /** Widenings of the sandbox a call asks for (run_command `network: true`). */
@@ -97,6 +142,11 @@ export interface SandboxGrants {
 export interface RuleRef {
   id: string;
   note: string | null;
+  /**
+   * Where the rule comes from: "default" (seeded, `default:…`), "preset" (a supervision preset's
+   * own rule or check, `preset:<name>:…`), or "operator" (written by a person; also grants).
+   */
+  source?: "default" | "preset" | "operator" | "grant";
 }
 
 /** One simple command found in a shell command line, with its own decision. */
@@ -141,4 +191,6 @@ export interface PolicyVerdict {
   options?: RuleOptions;
   /** The dangers the policy sees in the call, most serious first (may be empty). */
   risks?: RiskLabel[];
+  /** The supervision preset the call was judged under (lib/policy/presets.ts). */
+  preset?: PresetName;
 }

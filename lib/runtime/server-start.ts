@@ -2,6 +2,7 @@ import { warmSandbox } from "@/lib/exec/sandbox";
 import { getConfig } from "@/lib/config";
 import { expireDue, markInterrupted, runApprovedBacklog } from "@/lib/approvals/queue";
 import { startExecutor } from "@/lib/approvals/executor";
+import { expireGrants } from "@/lib/approvals/grants";
 import { startFanout } from "@/lib/events/fanout";
 import { registerSecret } from "@/lib/redact";
 import { bootstrap } from "@/lib/runtime/bootstrap";
@@ -50,6 +51,7 @@ export async function startServer(): Promise<void> {
   startExecutor();
   const sweep = async () => {
     await expireDue();
+    await expireGrants();
     await runApprovedBacklog();
   };
   await sweep();

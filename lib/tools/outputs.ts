@@ -39,6 +39,19 @@ export const ChangesOutput = z.looseObject({
   call_id: z.string().optional(),
 });
 
+/** A change set waiting for a reviewer, as get_call shows it (lib/effects/call-hooks.ts HeldEffectsView). */
+export const HeldEffectsOutput = z.looseObject({
+  summary: z.string().describe("What the reviewer must decide, with the counts, the first paths and why it is held."),
+  hold_reasons: z.array(z.string()).describe("Why the change set is held, each danger named (e.g. a git hook, many deletions, a sensitive path)."),
+  created: z.number().int(),
+  modified: z.number().int(),
+  deleted: z.number().int(),
+  total_files: z.number().int(),
+  files: z.array(z.looseObject({ path: z.string(), kind: z.string() })).describe("Changed paths (at most 50)."),
+  files_truncated: z.boolean(),
+  review_url: z.string().describe("Where a reviewer approves or rejects the change set."),
+});
+
 /** The `data` of revert_call. */
 export const RevertResultOutput = z.looseObject({
   reverted_call_id: z.string().describe("The call whose changes were undone."),

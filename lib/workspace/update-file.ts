@@ -161,6 +161,7 @@ export async function previewUpdate<P extends PlannedContent>(ctx: UpdateContext
     diff: capped.diff,
     additions: diff.additions,
     deletions: diff.deletions,
+    afterBytes: plan.bytes.length,
     warnings,
   };
 }

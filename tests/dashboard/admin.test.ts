@@ -185,6 +185,45 @@ describe("policy rules", () => {
   });
 });
 
+describe("supervision presets", () => {
+  it("try it answers under every preset side by side, and names the workspace's", async () => {
+    const r = await lib.policy.tryPolicy({ tool: "write_file", path: "src/app.ts" });
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.preset).toBe("strict"); // tests start strict (vitest.config.ts)
+    expect(r.byPreset.map((b) => [b.preset, b.verdict.decision, b.verdict.preset])).toEqual([
+      ["strict", "ask", "strict"],
+      ["balanced", "allow", "balanced"],
+      ["autonomous", "allow", "autonomous"],
+    ]);
+    const risky = await lib.policy.tryPolicy({ tool: "write_file", path: ".github/workflows/ci.yml" });
+    expect(risky.ok && risky.byPreset.map((b) => b.verdict.decision)).toEqual(["ask", "ask", "ask"]);
+    const cmd = await lib.policy.tryPolicy({ tool: "run_command", command: "python3 -m pytest -q" });
+    expect(cmd.ok && cmd.byPreset.map((b) => b.verdict.rule?.id ?? null)).toEqual([null, "preset:balanced:run-boxed", "preset:autonomous:run-boxed"]);
+  });
+
+  it("the workspace's preset and a token's own preset decide, and each change is in the event log", async () => {
+    const presets = await import("@/lib/gateway/presets");
+    const { currentWorkspace } = await import("@/lib/gateway/workspace");
+    const ws = await currentWorkspace();
+    await presets.setWorkspacePreset(ws.id, "balanced", "reviewer:admin");
+    expect(await presets.workspacePreset(ws.id)).toBe("balanced");
+    const made = await lib.tokens.createAgent({ name: "careful", workspaceId: null, preset: "strict" }, "admin");
+    expect(made.ok).toBe(true);
+    if (!made.ok) return;
+    expect(await presets.effectivePreset(ws.id, made.agentId)).toEqual({ preset: "strict", from: "agent" });
+    expect((await lib.tokens.listAgents()).find((a) => a.id === made.agentId)?.preset).toBe("strict");
+    expect(await presets.setAgentPreset(made.agentId, null, "reviewer:admin")).toBe(true);
+    expect(await presets.effectivePreset(ws.id, made.agentId)).toEqual({ preset: "balanced", from: "workspace" });
+    expect(await presets.setAgentPreset("agt_nope", "strict", "reviewer:admin")).toBe(false);
+    const bad = await lib.tokens.createAgent({ name: "x", workspaceId: null, preset: "yolo" as never }, "admin");
+    expect(bad.ok).toBe(false);
+    const events = await lib.db().event.findMany({ where: { type: { in: ["policy.preset_changed", "agent.preset_changed"] } } });
+    expect(events.map((e) => e.type).sort()).toEqual(["agent.preset_changed", "policy.preset_changed"]);
+    await presets.setWorkspacePreset(ws.id, "strict", "reviewer:admin");
+  });
+});
+
 describe("agent tokens", () => {
   it("creates a named, scoped token that authenticates, then revokes it", async () => {
     const [workspace] = await lib.tokens.listWorkspaces();

@@ -9,6 +9,7 @@ import { runCli } from "@/tests/cli/run-cli";
 import { SAMPLES } from "@/tests/lib/redact-samples";
 import { startTestServer, type TestServer } from "@/tests/helpers/server";
 import { sql } from "@/tests/helpers/sql";
+import { PRESET_NAMES, type PresetName } from "@/lib/policy/presets";
 
 /**
  * Containment through the real product, `scripts/start.ts` → `next start`:
@@ -19,6 +20,8 @@ import { sql } from "@/tests/helpers/sql";
  * - `cat` of a file holding one fake example of every credential format returns them masked
  *   through HTTP, MCP (the official SDK client) and the CLI, and no stored audit row, event or
  *   JSONL line holds a raw value.
+ * Both run under every supervision preset (strict asks before each command, balanced and
+ * autonomous run them in the box at once): what is asked changes, the limits and masking do not.
  */
 
 let server: TestServer;
@@ -72,22 +75,42 @@ async function healthWhile(done: Promise<unknown>): Promise<number[]> {
   return statuses;
 }
 
+/**
+ * Sets the workspace's supervision preset behind the dashboard's back, and waits out the preset
+ * cache (1 s), so the next call is judged under it.
+ */
+async function usePreset(preset: PresetName): Promise<void> {
+  await sql(server.databaseUrl, `UPDATE "Workspace" SET preset = $1`, [preset]);
+  await new Promise((r) => setTimeout(r, 1100));
+}
+
+/** Every table below runs under every preset: the limits and the masking hold whatever is asked. */
+describe.each(PRESET_NAMES)("under the %s preset", (preset) => {
+beforeAll(() => usePreset(preset));
+
 describe("misbehaving commands are stopped by their limits while the server keeps serving", () => {
   it.each([
-    ["a memory hog", "tail /dev/zero", "memory"],
-    ["an infinite CPU loop", "while :; do :; done", "cpu"],
-    ["a fork bomb", "bash bomb.sh", "processes"],
-    ["a huge file write", "head -c 100M /dev/zero > big.bin", "file_size"],
-  ])("%s (%s) → limit %s", async (_name, command, limit) => {
-    const queued = await server.call("run_command", { command, timeout_ms: 60_000 }, { prefer: "wait=0" });
-    expect(queued.body.error?.name).toBe("approval_pending");
-    const approval = server.reviewer("POST", `/api/approvals/${queued.body.call_id}/approve`, {});
-    const health = await healthWhile(approval);
-    const { body } = await approval;
-    expect(body.result.ok).toBe(true);
-    expect(body.result.data).toMatchObject({ limit, timed_out: false });
+    ["a memory hog", "tail /dev/zero", "memory", true],
+    ["an infinite CPU loop", "while :; do :; done", "cpu", false],
+    ["a fork bomb", "bash bomb.sh", "processes", true],
+    ["a huge file write", "head -c 100M /dev/zero > big.bin", "file_size", true],
+  ])("%s (%s) → limit %s", async (_name, command, limit, asksAnyway) => {
+    // Under strict every one asks; under the others only those an operator rule asks about, and
+    // reads of an endless device (/dev/zero), which the policy asks about under every preset.
+    const operatorAsks = asksAnyway;
+    const run = (async () => {
+      const first = await server.call("run_command", { command, timeout_ms: 60_000 }, { prefer: "wait=0" });
+      if (first.body.error?.name !== "approval_pending") return { asked: false, callId: first.body.call_id as string, result: first.body };
+      const approval = await server.reviewer("POST", `/api/approvals/${first.body.call_id}/approve`, {});
+      return { asked: true, callId: first.body.call_id as string, result: approval.body.result };
+    })();
+    const health = await healthWhile(run);
+    const { asked, callId, result } = await run;
+    expect(asked).toBe(preset === "strict" || operatorAsks);
+    expect(result.ok).toBe(true);
+    expect(result.data).toMatchObject({ limit, timed_out: false });
     expect(health.every((s) => s === 200)).toBe(true);
-    const [row] = await sql<{ status: string; summary: string }>(server.databaseUrl, `SELECT status, summary FROM "ToolCall" WHERE id = $1`, [queued.body.call_id]);
+    const [row] = await sql<{ status: string; summary: string }>(server.databaseUrl, `SELECT status, summary FROM "ToolCall" WHERE id = $1`, [callId]);
     expect(row.status).toBe("succeeded");
     // The summary names the limit; what the command left in the workspace (its change set) may follow.
     expect(row.summary).toMatch(new RegExp(`^stopped by limit ${limit} after \\d+ ms \\(boxed\\)(; \\d+ created, \\d+ modified, \\d+ deleted)?$`));
@@ -169,4 +192,11 @@ describe("credentials are masked through every door", () => {
     expect(log).toContain('"tool":"run_command"');
     for (const secret of secrets(server.agentToken)) expect(log).not.toContain(secret);
   });
+
+  it(`every call was judged under ${preset}`, async () => {
+    const rows = await sql<{ decisionJson: string }>(server.databaseUrl, `SELECT "decisionJson" FROM "ToolCall" WHERE "decisionJson" IS NOT NULL ORDER BY "createdAt" DESC LIMIT 3`);
+    expect(rows.length).toBeGreaterThan(0);
+    for (const r of rows) expect(JSON.parse(r.decisionJson).preset).toBe(preset);
+  });
+});
 });

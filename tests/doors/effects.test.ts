@@ -46,6 +46,7 @@ async function call(tool: string, args: unknown, session = "other"): Promise<any
 }
 
 const revertOutput = new AjvJsonSchemaValidator().getValidator(outputJsonSchema(getTool("revert_call")!));
+const getCallOutput = new AjvJsonSchemaValidator().getValidator(outputJsonSchema(getTool("get_call")!));
 
 /** Calls revert_call; a successful result must also validate against the tool's advertised output schema. */
 async function revert(callId: string, session = "other"): Promise<any> {
@@ -140,6 +141,13 @@ for n in ('a','b','c'): pathlib.Path('gen').mkdir(exist_ok=True); pathlib.Path('
     expect(status.status).toBe(202);
     expect(status.body.call.status).toBe("pending");
     expect(status.body.error.detail.effects).toBe("held");
+    // get_call tells the agent its changes wait for a reviewer, which files, and why.
+    const waiting = await server.call("get_call", { call_id: env.call_id });
+    expect(waiting.body.data).toMatchObject({ status: "pending", result: null, held_effects: { deleted: 200, total_files: expect.any(Number), files_truncated: true } });
+    expect(waiting.body.data.held_effects.files).toHaveLength(50);
+    expect(waiting.body.data.held_effects.hold_reasons[0]).toMatch(/deletes 200 files/);
+    expect(waiting.body.data.held_effects.summary).toMatch(/already ran; a reviewer must decide whether its file changes \(0 created, 0 modified, 200 deleted: cache/);
+    expect(getCallOutput(waiting.body.data).errorMessage ?? null).toBeNull();
     const pending = await server.reviewer("GET", "/api/approvals");
     const item = pending.body.approvals.find((a: any) => a.call_id === env.call_id);
     expect(item.preview.diff).toContain("-{\"i\":199}");

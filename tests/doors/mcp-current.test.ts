@@ -49,7 +49,7 @@ async function connectModern(mode: "auto" | { pin: string } = { pin: "2026-07-28
   return client;
 }
 
-async function pendingCall(match: (a: { tool: string; args: any }) => boolean): Promise<{ call_id: string }> {
+async function pendingCall(match: (a: { tool: string; args: any; call_id?: string }) => boolean): Promise<{ call_id: string }> {
   for (let i = 0; i < 200; i++) {
     const list = await server.reviewer("GET", "/api/approvals");
     const found = list.body.approvals.find(match);
@@ -119,6 +119,55 @@ describe("approvals as MCP tasks (v1 SDK client with task support)", () => {
     expect(row.status).toBe("succeeded");
     await client.close();
   });
+
+  it("a command whose file changes are held: the task asks for input naming what the reviewer decides, and completes after approval", async () => {
+    const client = await connectV1();
+    for (let i = 0; i < 60; i++) {
+      fs.mkdirSync(path.join(server.workspace, "heldtask"), { recursive: true });
+      fs.writeFileSync(path.join(server.workspace, "heldtask", `f${i}.txt`), `${i}\n`);
+    }
+    const { task, stream } = await startTask(client, "run_command", { command: "rm -rf heldtask && echo removed" });
+    // The client's own loop runs meanwhile: on input_required it asks tasks/result, which answers once decided.
+    const seen: string[] = [];
+    const consumed = (async () => {
+      let result: CallToolResult | undefined;
+      for await (const message of stream) {
+        if (message.type === "taskStatus") seen.push(message.task.status);
+        if (message.type === "result") result = message.result as CallToolResult;
+        if (message.type === "error") throw message.error;
+      }
+      return result;
+    })();
+    // The policy may ask about the command line first (an ordinary approval: "working").
+    const first = (await client.experimental.tasks.getTask(task.taskId)) as Task;
+    if (first.status === "working" && /Waiting for a reviewer/.test(first.statusMessage ?? "")) {
+      await pendingCall((a) => a.tool === "run_command" && a.call_id === task.taskId);
+      expect((await server.reviewer("POST", `/api/approvals/${task.taskId}/approve`, {})).status).toBe(200);
+    }
+    const held = await waitForTask(client, task.taskId, (t) => t.status === "input_required");
+    expect(held.statusMessage).toMatch(/already ran; a reviewer must decide whether its file changes \(0 created, 0 modified, 6\d deleted: heldtask/);
+    expect(held.statusMessage).toMatch(/Held because: .*deletes 6\d files/);
+    expect(held.statusMessage).toContain(`/approvals?call=${task.taskId}`);
+    expect(fs.existsSync(path.join(server.workspace, "heldtask", "f0.txt"))).toBe(true);
+    // get_call says the same to an agent without tasks.
+    const got = await client.callTool({ name: "get_call", arguments: { call_id: task.taskId } });
+    expect(got.structuredContent).toMatchObject({
+      status: "pending",
+      result: null,
+      held_effects: { deleted: expect.any(Number), files_truncated: true, hold_reasons: [expect.stringMatching(/deletes 6\d files/)] },
+    });
+    expect((got.structuredContent as any).held_effects.files).toHaveLength(50);
+    expect((await server.reviewer("POST", `/api/approvals/${task.taskId}/approve`, {})).status).toBe(200);
+    const result = await consumed;
+    expect(seen).toContain("input_required");
+    expect(result?.isError).toBeFalsy();
+    expect(result?.structuredContent).toMatchObject({ stdout: "removed\n", changes: { status: "applied" } });
+    expect(fs.existsSync(path.join(server.workspace, "heldtask"))).toBe(false);
+    expect(((await client.experimental.tasks.getTask(task.taskId)) as Task).status).toBe("completed");
+    const after = await client.callTool({ name: "get_call", arguments: { call_id: task.taskId } });
+    expect(after.structuredContent).toMatchObject({ status: "succeeded", held_effects: null });
+    await client.close();
+  }, 120_000);
 
   it("a rejected write fails with 602 and the reviewer's reason as the task's result", async () => {
     const client = await connectV1();

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "@/tests/cli/run-cli";
 import { startTestServer, type TestServer } from "@/tests/helpers/server";
 import { sql } from "@/tests/helpers/sql";
+import { PRESET_NAMES, type PresetName } from "@/lib/policy/presets";
 
 /**
  * The command sandbox through the real product (`scripts/start.ts` → `next start`), HTTP and MCP
@@ -17,7 +18,8 @@ import { sql } from "@/tests/helpers/sql";
  * never widens the box, so each escape class fails with several spellings, while real work
  * (git, npm test, python, writes in the workspace and /tmp) succeeds. Then a server without bwrap
  * (fail closed: every command asks, with the reason; health and self-check say why and how to
- * fix) and one with the sandbox turned off (a standing warning).
+ * fix) and one with the sandbox turned off (a standing warning). The escape table and the
+ * writes-outside, loopback and leftover-process checks run under every supervision preset.
  */
 
 const mark = crypto.randomBytes(6).toString("hex");
@@ -110,6 +112,19 @@ const escapes: Array<{ cls: string; spellings: () => string[]; leaks: () => stri
   },
 ];
 
+/** Sets the workspace's supervision preset behind the dashboard's back and waits out its cache (1 s). */
+async function usePreset(preset: PresetName): Promise<void> {
+  await sql(server.databaseUrl, `UPDATE "Workspace" SET preset = $1`, [preset]);
+  await new Promise((r) => setTimeout(r, 1100));
+}
+
+/**
+ * The escape table runs under every supervision preset: under strict each command asks and is
+ * approved, under balanced and autonomous most run at once. Either way the box is the same.
+ */
+describe.each(PRESET_NAMES)("under the %s preset", (preset) => {
+beforeAll(() => usePreset(preset));
+
 describe.each(escapes)("HTTP, approved: an escape fails: $cls", ({ spellings, leaks }) => {
   it("every spelling", async () => {
     const config = () => fs.readFileSync(path.join(server.workspace, ".git", "config"), "utf8");
@@ -140,6 +155,11 @@ describe("HTTP, approved: writes outside the workspace, loopback, leftover proce
     for (const t of targets) expect(fs.existsSync(t), t).toBe(false);
   });
 
+  it("every call was judged under the preset", async () => {
+    const rows = await sql<{ decisionJson: string }>(server.databaseUrl, `SELECT "decisionJson" FROM "ToolCall" WHERE "decisionJson" IS NOT NULL ORDER BY "createdAt" DESC LIMIT 5`);
+    for (const r of rows) expect(JSON.parse(r.decisionJson).preset).toBe(preset);
+  });
+
   it("a listener on the host's loopback is unreachable", async () => {
     const before = connections;
     for (const command of [`bash connect.sh ${port}`, `curl -s --max-time 2 http://127.0.0.1:${port}/`, `python3 -c "import socket; socket.create_connection(('localhost', ${port}), 2)"`, `node -e "require('net').connect(${port}).on('error', () => process.exit(3))"`]) {
@@ -166,6 +186,11 @@ describe("HTTP, approved: writes outside the workspace, loopback, leftover proce
     });
     expect(alive).toEqual([]);
   });
+});
+});
+
+describe("back to strict for the rest", () => {
+  it("sets the strict preset", () => usePreset("strict"));
 });
 
 describe("HTTP: real work succeeds in the box", () => {
@@ -324,6 +349,77 @@ describe("health and self-check", () => {
       expect(r.data.sandbox).toMatchObject({ boxed: false, unboxed_reason: expect.stringMatching(/AGENT_REACH_SANDBOX=off/) });
     } finally {
       await off.stop();
+    }
+  }, 300_000);
+});
+
+describe("the box follows the machine and the repository (HTTP, approved)", () => {
+  const etcSecret = `/etc/agent-reach-door-vanish-${mark}`;
+  afterAll(() => fs.rmSync(etcSecret, { force: true }));
+
+  it("a secret that appears in /etc is masked in the next command; when it vanishes, commands keep running", async () => {
+    await approved(server, { command: "true" });
+    fs.writeFileSync(etcSecret, `ETCDOOR-${mark}\n`, { mode: 0o600 });
+    const masked = await approved(server, { command: `cat ${etcSecret}; echo read` });
+    expect(masked.ok).toBe(true);
+    expect(masked.data.stdout).not.toContain(`ETCDOOR-${mark}`);
+    fs.rmSync(etcSecret);
+    for (const command of ["echo after-vanish", `ls /etc >/dev/null && echo listed`]) {
+      const r = await approved(server, { command });
+      expect(r.ok, JSON.stringify(r.error)).toBe(true);
+      expect(r.data.exit_code).toBe(0);
+    }
+  });
+
+  it("a git redirect file cannot be planted (captured: a placeholder in the box), and git keeps working", async () => {
+    const r = await approved(server, { command: "echo ../evil > .git/commondir; echo /tmp > .git/objects/info/alternates; git status --short >/dev/null && echo git-ok" });
+    expect(r.ok, JSON.stringify(r.error)).toBe(true);
+    expect(r.data.stdout).toContain("git-ok");
+    expect(r.data.stderr).toMatch(/Read-only file system/);
+    expect(fs.existsSync(path.join(server.workspace, ".git", "commondir"))).toBe(false);
+    expect(fs.existsSync(path.join(server.workspace, ".git", "objects", "info", "alternates"))).toBe(false);
+    expect(r.data.changes?.files ?? []).toEqual([]);
+  });
+
+  it("health checks leave no file in the workspace, even for a moment", async () => {
+    const seen = new Set<string>();
+    let listing = true;
+    const lister = (async () => {
+      while (listing) {
+        for (const name of await fs.promises.readdir(server.workspace)) seen.add(name);
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
+    for (let i = 0; i < 10; i++) {
+      const res = await fetch(`${server.url}/api/health`);
+      expect((await res.json()).checks.find((c: { name: string }) => c.name === "workspace")).toMatchObject({ ok: true, detail: expect.stringMatching(/unnamed file was written/) });
+    }
+    listing = false;
+    await lister;
+    expect([...seen].filter((n) => n.startsWith(".agent-reach"))).toEqual([]);
+  });
+
+  it("with capture off: git init at a workspace root without .git works, a redirect or hook planted with it is moved out, and the next command finds .git protected", async () => {
+    const plain = await startTestServer({ env: { AGENT_REACH_EFFECTS_CAPTURE: "off" } });
+    try {
+      fs.writeFileSync(path.join(plain.workspace, "a.txt"), "a\n");
+      const init = await approved(plain, { command: "git init -q -b main && git -c user.email=a@b -c user.name=a commit -q --allow-empty -m first && echo '#!/bin/sh' > .git/hooks/pre-commit && echo ../evil > .git/commondir; echo done" });
+      expect(init.ok, JSON.stringify(init.error)).toBe(true);
+      expect(init.data.stdout).toContain("done");
+      expect(init.data.sandbox.capture).toBe(false);
+      expect(init.data.sandbox.removed.map((e: { path: string }) => e.path).sort()).toEqual([".git/commondir", ".git/hooks/pre-commit"]);
+      expect(fs.existsSync(path.join(plain.workspace, ".git", "commondir"))).toBe(false);
+      expect(fs.existsSync(path.join(plain.workspace, ".git", "hooks", "pre-commit"))).toBe(false);
+      expect(execFileSync("git", ["log", "--oneline"], { cwd: plain.workspace, encoding: "utf8" })).toMatch(/first/);
+      const next = await approved(plain, { command: "echo evil > .git/hooks/post-checkout; echo ../evil > .git/commondir; echo x > .git/config.worktree; git status --short >/dev/null; echo done" });
+      expect(next.data.stdout).toContain("done");
+      expect(next.data.stderr).toMatch(/Read-only file system/);
+      expect(fs.existsSync(path.join(plain.workspace, ".git", "hooks", "post-checkout"))).toBe(false);
+      for (const rel of ["commondir", "config.worktree"]) expect(fs.existsSync(path.join(plain.workspace, ".git", rel)), rel).toBe(false);
+      expect(next.data.sandbox.removed.map((e: { path: string }) => e.path).sort()).toEqual([".git/commondir", ".git/config.worktree"]);
+      execFileSync("git", ["status", "--short"], { cwd: plain.workspace });
+    } finally {
+      await plain.stop();
     }
   }, 300_000);
 });

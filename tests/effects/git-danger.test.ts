@@ -88,7 +88,9 @@ describe("a command that plants git configuration is held with the danger named"
   });
   it.each([
     ["a commondir naming a planted repository", `mkdir -p evil && cp -r .git/objects .git/refs .git/HEAD evil/ && printf "[core]\\n\\tfsmonitor = x\\n" > evil/config && echo ../evil > .git/commondir`, [/\.git\/commondir makes git read its config and hooks from "\.\.\/evil"/, /evil\/config is the config of a repository planted at evil\//]],
-    ["a .git file pointing to a planted repository", `mkdir -p evil3 sub3 && cp -r .git/objects .git/refs .git/HEAD evil3/ && printf "[core]\\n# x \\\\\\n\\tfsmonitor = x\\n" > evil3/config && echo "gitdir: ../evil3" > sub3/.git`, [/sub3\/\.git names the repository git uses/, /evil3\/config is the config of a repository planted/]],
+    ["a .git file pointing to a planted repository", `mkdir -p evil3 sub3 && cp -r .git/objects .git/refs .git/HEAD evil3/ && printf "[core]\\n# x \\\\\\n\\tfsmonitor = x\\n" > evil3/config && echo "gitdir: ../evil3" > sub3/.git`, [/sub3\/\.git names the repository git uses/]],
+    // (That config is one comment line as git reads it, so inert: the .git file alone is the danger.)
+    ["a planted repository whose config sets a key", `mkdir -p evil4 && cp -r .git/objects .git/refs .git/HEAD evil4/ && printf "[core]\\n\\tfsmonitor = x\\n" > evil4/config`, [/evil4\/config is the config of a repository planted/]],
     ["config.worktree", `printf "[core]\\n\\tfsmonitor = x\\n" > .git/config.worktree`, [/\.git\/config\.worktree changes git's configuration/]],
     ["info/attributes", `echo "* filter=x" > .git/info/attributes`, [/filters or diff drivers/]],
     ["a worktree's commondir", `mkdir -p .git/worktrees/w && echo /tmp/e > .git/worktrees/w/commondir`, [/worktrees\/w\/commondir makes git read its config and hooks from "\/tmp\/e"/]],
@@ -101,6 +103,37 @@ describe("a command that plants git configuration is held with the danger named"
     expect(treeHash(ws.root)).toBe(before);
     const set = await db().changeSet.findFirst({ where: { status: "held" }, orderBy: { createdAt: "desc" } });
     const reasons: string[] = JSON.parse(set!.summaryJson).hold_reasons;
-    for (const want of wants) expect(reasons.join("\n")).toMatch(want);
+    for (const want of wants) expect(reasons.join("\n"), JSON.stringify(reasons)).toMatch(want);
+  });
+});
+
+describe("a fresh repository is not held for what git init writes", () => {
+  it("hook samples never run; a config of inert keys runs nothing", async () => {
+    expect(gitDanger(".git/hooks/pre-commit.sample", null, new Set())).toBeNull();
+    expect(gitDanger("sub/.git/hooks/pre-push.sample", null, new Set())).toBeNull();
+    expect(gitDanger(".git/hooks/pre-commit", null, new Set())).toMatch(/installs a git hook/);
+    const { configIsInert } = await import("@/lib/effects/git-danger");
+    expect(await configIsInert(Buffer.from("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n"))).toBe(true);
+    for (const risky of [
+      "[core]\n\tfsmonitor = evil\n",
+      "[alias]\n\tst = !evil\n",
+      "[include]\n\tpath = ../evil\n",
+      "[core]\n\tbare = false\n# comment \\\n\tfsmonitor = evil\n",
+      "[CORE]\n\tFSMonitor = evil\n",
+      '[core "x"]\n\tpager = evil\n',
+      "[filter \"x\"]\n\tclean = evil\n",
+      "not a config [",
+    ]) expect(await configIsInert(Buffer.from(risky)), risky).toBe(false);
+  });
+
+  it("git init of a new project is applied at once; one that plants a key is held", async () => {
+    fs.mkdirSync(path.join(ws.root, "proj"));
+    const clean = await run("cd proj && git init -q && echo a > a && git add a");
+    expect(clean.changes?.status).toBe("applied");
+    expect(fs.existsSync(path.join(ws.root, "proj", ".git", "HEAD"))).toBe(true);
+    fs.mkdirSync(path.join(ws.root, "proj2"));
+    await expect(run("cd proj2 && git init -q && git config core.fsmonitor evil")).rejects.toThrow(/left "running"/);
+    const set = await db().changeSet.findFirst({ where: { status: "held" }, orderBy: { createdAt: "desc" } });
+    expect(JSON.parse(set!.summaryJson).hold_reasons.join("\n")).toMatch(/proj2\/\.git\/config changes git's configuration/);
   });
 });

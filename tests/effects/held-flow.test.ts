@@ -64,6 +64,15 @@ describe("held change sets", () => {
     const fromAgent: any = await agentWaiting;
     expect(fromAgent).toEqual(decided.envelope);
     expect(fs.readdirSync(path.join(root, "lots"))).toHaveLength(60);
+    // get_call names the held effect; the MCP task asks for input with what the reviewer decides.
+    const got: any = await callTool(agent, "get_call", { call_id: callId }, { waitMs: 0 });
+    expect(got.data).toMatchObject({ status: "pending", result: null, held_effects: { deleted: 60, files_truncated: true, hold_reasons: [expect.stringMatching(/deletes 60 files/)] } });
+    expect(got.data.held_effects.files).toHaveLength(50);
+    expect(got.data.held_effects.review_url).toContain(`/approvals?call=${callId}`);
+    const { callTaskStore } = await import("@/lib/mcp/tasks");
+    const task = await callTaskStore(agent.agent!.id).getTask(callId);
+    expect(task).toMatchObject({ status: "input_required", statusMessage: expect.stringMatching(/a reviewer must decide whether its file changes \(0 created, 0 modified, 60 deleted: lots/) });
+    expect(task!.statusMessage).toMatch(/Held because: deletes 60 files/);
     // get_call's wait is for the final decision on the held effect.
     expect(await waitForOutcome(callId, 300)).toBeNull();
     expect((await waitForAnswer(callId, 300))?.ok).toBe(true);
@@ -73,5 +82,8 @@ describe("held change sets", () => {
     expect(applied.envelope.data.changes).toMatchObject({ status: "applied", deleted: 60 });
     expect(((await finalWait) as any)?.data.changes.status).toBe("applied");
     expect(fs.existsSync(path.join(root, "lots"))).toBe(false);
+    const done: any = await callTool(agent, "get_call", { call_id: callId }, { waitMs: 0 });
+    expect(done.data).toMatchObject({ status: "succeeded", held_effects: null });
+    expect((await (await import("@/lib/mcp/tasks")).callTaskStore(agent.agent!.id).getTask(callId))?.status).toBe("completed");
   }, 180_000);
 });

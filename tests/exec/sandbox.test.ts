@@ -386,7 +386,8 @@ describe("files that run later with the person's rights stay read-only", () => {
         for (const e of fs.readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
           const p = path.join(d, e.name);
           const rel = path.relative(repo, p);
-          if (/^\.git\/(objects\/(?!info)|refs|logs|index)/.test(rel)) continue;
+          // git's own data, and .git/info apart from attributes (exclude, sparse-checkout, refs are writable)
+          if (/^\.git\/(objects\/(?!info)|refs|logs|index|info\/(?!attributes$))/.test(rel)) continue;
           if (e.isDirectory()) {
             out.push(`${rel}/`);
             walk(p);
@@ -426,7 +427,6 @@ describe("files that run later with the person's rights stay read-only", () => {
       `echo '* filter=evil' > .git/info/attributes.new && mv .git/info/attributes.new .git/info/attributes`,
       `mv .git/info .git/info-old; mkdir .git/info && echo '* filter=evil' > .git/info/attributes`,
       `rm -rf .git/info`,
-      `echo x > .git/info/sparse-checkout`,
       `echo /tmp/evil > .git/worktrees/w1/commondir`,
       `echo 'gitdir: /tmp/x' > .git/worktrees/w1/gitdir`,
       `printf '[core]\\n\\tfsmonitor = evil\\n' >> .git/worktrees/w1/config.worktree`,
@@ -451,7 +451,7 @@ describe("files that run later with the person's rights stay read-only", () => {
       expect(fs.existsSync(path.join(repo, ".git-moved"))).toBe(false);
     });
 
-    it("missing info, worktrees and modules directories cannot be created, and nothing is left behind", async () => {
+    it("missing worktrees and modules directories cannot be created, a missing info/attributes is moved out, and nothing is left behind", async () => {
       const other = fs.mkdtempSync(path.join(base, "ar-sbx-ws3-"));
       execFileSync("git", ["init", "-q"], { cwd: other });
       fs.rmSync(path.join(other, ".git", "info"), { recursive: true, force: true });
@@ -465,7 +465,8 @@ describe("files that run later with the person's rights stay read-only", () => {
       });
       expect(r.stdout + r.stderr).toMatch(/Read-only file system/);
       expect(r.stdout).toMatch(/git-ok/);
-      for (const d of ["info", "worktrees", "modules"]) expect(fs.existsSync(path.join(other, ".git", d)), d).toBe(false);
+      for (const d of ["info/attributes", "worktrees", "modules"]) expect(fs.existsSync(path.join(other, ".git", d)), d).toBe(false);
+      expect(r.sandbox.removed?.map((e) => e.path)).toEqual([".git/info/attributes"]);
       fs.rmSync(other, { recursive: true, force: true });
     });
   });

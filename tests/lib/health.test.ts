@@ -108,3 +108,52 @@ describe("the disk check's threshold", () => {
     expect(result.failed).toEqual([]);
   });
 });
+
+describe("the workspace probe leaves nothing in the workspace", () => {
+  it("writes an unnamed file: no name appears in a listing, not even for a moment, across many checks", async () => {
+    const fs = await import("node:fs");
+    const os = await import("node:os");
+    const path = await import("node:path");
+    const dir = fs.mkdtempSync(path.join(fs.realpathSync(os.tmpdir()), "ar-health-probe-"));
+    const seen: string[] = [];
+    const watcher = fs.watch(dir, (_event, name) => seen.push(String(name)));
+    const listed = new Set<string>();
+    let listing = true;
+    const lister = (async () => {
+      while (listing) {
+        for (const name of await fs.promises.readdir(dir)) listed.add(name);
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
+    try {
+      for (let i = 0; i < 50; i++) expect(await health.probeWritable(dir)).toMatch(/unnamed file was written/);
+      listing = false;
+      await lister;
+      await new Promise((r) => setTimeout(r, 100));
+      expect([...listed]).toEqual([]);
+      expect(fs.readdirSync(dir)).toEqual([]);
+      // A watcher is told only of the kernel's stand-in name of an unnamed file ("#" and its inode),
+      // which cannot be opened or listed.
+      for (const name of seen) expect(name).toMatch(/^#\d+$/);
+    } finally {
+      watcher.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("still fails on a directory that cannot be written (immutable, as root)", async () => {
+    const fs = await import("node:fs");
+    const os = await import("node:os");
+    const path = await import("node:path");
+    const { execFileSync } = await import("node:child_process");
+    const dir = fs.mkdtempSync(path.join(fs.realpathSync(os.tmpdir()), "ar-health-ro-"));
+    execFileSync("chattr", ["+i", dir]);
+    try {
+      await expect(health.probeWritable(dir)).rejects.toMatchObject({ code: "EPERM" });
+    } finally {
+      execFileSync("chattr", ["-i", dir]);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+    await expect(health.probeWritable(path.join(dir, "missing"))).rejects.toMatchObject({ code: "ENOENT" });
+  });
+});

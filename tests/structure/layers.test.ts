@@ -27,6 +27,7 @@ const LAYERS: { name: string; modules: string[] }[] = [
 
 const KNOWN: Record<string, string> = {
   "lib/config.ts -> lib/exec/limits.ts": "the configuration parses run_command's limit settings with the limits' own parser",
+  "lib/config.ts -> lib/policy/presets.ts": "the configuration checks the default preset setting against the preset names",
   "lib/config.ts -> lib/workspace/encoding.ts": "the configuration checks the legacy-encoding setting against the encodings the workspace layer can write",
   "lib/approvals/queue.ts -> lib/dashboard/webhook.ts": "a new pending call notifies the operator's webhook (to move with the queue's rework)",
   "lib/audit/writer.ts -> lib/approvals/outcomes.ts": "the writer hands a finished call's exact envelope to local waiters once its row is committed",

@@ -8,6 +8,7 @@ const LINKS = [
   { href: "/", label: "Overview" },
   { href: "/approvals", label: "Approvals" },
   { href: "/sessions", label: "Sessions" },
+  { href: "/review", label: "Review" },
   { href: "/backups", label: "Backups" },
   { href: "/policy", label: "Policy" },
   { href: "/tokens", label: "Tokens" },
@@ -17,12 +18,17 @@ const LINKS = [
 
 function isActive(pathname: string, href: string): boolean {
   if (href === "/") return pathname === "/";
-  if (href === "/sessions") return pathname.startsWith("/sessions") || pathname.startsWith("/calls");
+  if (href === "/review") return pathname === "/review" || /^\/sessions\/[^/]+\/review/.test(pathname);
+  if (href === "/sessions") return (pathname.startsWith("/sessions") && !/^\/sessions\/[^/]+\/review/.test(pathname)) || pathname.startsWith("/calls");
   return pathname === href || pathname.startsWith(`${href}/`);
 }
 
-/** The dashboard's navigation: a sidebar on wide screens; at phone width every link wraps into view. */
-export function Nav() {
+/**
+ * The dashboard's navigation: a sidebar on wide screens; at phone width every link wraps into view.
+ * `unseen`: changes that applied without asking and are not reviewed yet (shown beside "Review";
+ * counted by the layout on each render).
+ */
+export function Nav({ unseen = 0 }: { unseen?: number }) {
   const pathname = usePathname();
   const { pending, connected } = useLive();
   return (
@@ -39,6 +45,11 @@ export function Nav() {
             }`}
           >
             {link.label}
+            {link.href === "/review" && unseen > 0 && (
+              <span data-testid="unseen-count-nav" aria-label={`${unseen} unseen changes`} className="rounded-full bg-sky-800 px-1.5 text-xs font-semibold text-white dark:bg-sky-300 dark:text-sky-950">
+                {unseen}
+              </span>
+            )}
             {link.href === "/approvals" && pending > 0 && (
               <span data-testid="pending-count" aria-label={`${pending} waiting`} className="rounded-full bg-amber-800 px-1.5 text-xs font-semibold text-white dark:bg-amber-300 dark:text-amber-950">
                 {pending}

@@ -1,3 +1,4 @@
+import { groupReasons } from "@/lib/dashboard/reasons";
 import type { PolicyVerdict } from "@/lib/policy/types";
 import { DecisionBadge } from "./badges";
 import { RevealedText } from "./revealed-text";
@@ -29,7 +30,8 @@ export function verdictRisks(verdict: PolicyVerdict | null): RiskLabel[] {
 
 /**
  * The dangers of a call, named first and in words: one line per risk label with its heading and
- * the policy's sentence; then the reasons the policy gave, readable as a list.
+ * the policy's sentence; then the reasons the policy gave, readable as a list (many per-path
+ * reasons of one kind folded into one line: lib/dashboard/reasons.ts).
  */
 export function RisksAndReasons({ verdict }: { verdict: PolicyVerdict | null }) {
   const risks = verdictRisks(verdict);
@@ -52,9 +54,9 @@ export function RisksAndReasons({ verdict }: { verdict: PolicyVerdict | null }) 
         <div>
           <div className="text-xs font-semibold uppercase tracking-wide text-zinc-700 dark:text-zinc-300">{verdict?.decision === "ask" ? "Why it asks" : "Why"}</div>
           <ul className="list-disc space-y-0.5 pl-5" data-testid="verdict-reasons">
-            {reasons.map((r, i) => (
-              <li key={i}>
-                <RevealedText text={r} />
+            {groupReasons(reasons).map((r, i) => (
+              <li key={i} {...(r.count > 1 && { "data-count": r.count })}>
+                <RevealedText text={r.text} />
               </li>
             ))}
           </ul>
@@ -78,6 +80,11 @@ export function VerdictView({ verdict, detailsOnly = false }: { verdict: PolicyV
         <DecisionBadge decision={verdict.decision} />
         <span className="text-zinc-600 dark:text-zinc-400">decided by</span>
         <RuleName rule={verdict.rule} />
+        {verdict.preset && (
+          <span className="rounded bg-zinc-100 px-1.5 text-xs text-zinc-800 dark:bg-zinc-800 dark:text-zinc-200" data-testid="verdict-preset" data-preset={verdict.preset}>
+            preset {verdict.preset}
+          </span>
+        )}
       </div>
       {!detailsOnly && <RisksAndReasons verdict={verdict} />}
       {verdict.parts && verdict.parts.length > 0 && (
@@ -132,6 +139,7 @@ function RuleName({ rule }: { rule: PolicyVerdict["rule"] }) {
   return (
     <span>
       <code className="font-mono text-xs">{rule.id}</code>
+      {rule.source && <span className="text-xs text-zinc-600 dark:text-zinc-400"> ({rule.source === "preset" ? "preset rule" : rule.source === "default" ? "default rule" : rule.source === "grant" ? "granted on approval" : "operator rule"})</span>}
       {rule.note && <span className="text-zinc-600 dark:text-zinc-400"> — {rule.note}</span>}
     </span>
   );

@@ -3,6 +3,8 @@
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { approveCall, rejectCall } from "@/lib/approvals/queue";
+import { GrantRequest, grantsFromCall } from "@/lib/approvals/grants";
+import { formatTime } from "@/lib/dashboard/format";
 import { decidedCall, describeDecision, previewEditedWrite, previewWithContext, type DecisionOutcome, type EditPreview } from "@/lib/dashboard/approvals";
 import { requireReviewerPage } from "@/lib/dashboard/auth";
 
@@ -10,25 +12,39 @@ const CallId = z.string().min(1).max(100);
 const Reason = z.string().max(2000);
 const Content = z.string();
 
-/** Approves a pending call (it runs now, once) as the signed-in reviewer. */
-export async function approveAction(callId: string): Promise<DecisionOutcome> {
+/**
+ * Approves a pending call (it runs now, once) as the signed-in reviewer; with `grant`, also allows
+ * its pattern from now on (checked first: a refused grant decides nothing and says why).
+ */
+export async function approveAction(callId: string, grant?: unknown): Promise<DecisionOutcome> {
   const id = CallId.parse(callId);
   const reviewer = await requireReviewerPage(`/approvals?call=${encodeURIComponent(id)}`);
-  const result = await approveCall(id, reviewer.login);
-  const outcome = describeDecision(id, result, "Approved", await decidedCall(id));
+  const request = grant === undefined || grant === null ? undefined : GrantRequest.parse(grant);
+  const result = await approveCall(id, reviewer.login, undefined, request);
+  const outcome = await withGrants(describeDecision(id, result, "Approved", await decidedCall(id)), id, request !== undefined && result.ok);
   revalidatePath("/approvals");
   return outcome;
+}
+
+/** The decision sentence, followed by the grants the approval created (when it made any). */
+async function withGrants(outcome: DecisionOutcome, callId: string, made: boolean): Promise<DecisionOutcome> {
+  if (!made) return outcome;
+  const grants = await grantsFromCall(callId);
+  if (grants.length === 0) return outcome;
+  const text = grants.map((g) => `“${g.pattern}” (${g.scope === "session" ? "this session" : "this workspace"}, until ${g.expiresAt ? formatTime(g.expiresAt) : "revoked"}, ${g.id})`).join(", ");
+  return { ...outcome, message: `${outcome.message} Don't ask again: ${text}.` };
 }
 
 /**
  * Approves a pending editable call (write_file's content, edit_file's new_string) with the
  * reviewer's value of that argument; the log keeps both.
  */
-export async function approveEditedAction(callId: string, content: string): Promise<DecisionOutcome> {
+export async function approveEditedAction(callId: string, content: string, grant?: unknown): Promise<DecisionOutcome> {
   const id = CallId.parse(callId);
   const reviewer = await requireReviewerPage(`/approvals?call=${encodeURIComponent(id)}`);
-  const result = await approveCall(id, reviewer.login, { content: Content.parse(content) });
-  const outcome = describeDecision(id, result, "Approved", await decidedCall(id));
+  const request = grant === undefined || grant === null ? undefined : GrantRequest.parse(grant);
+  const result = await approveCall(id, reviewer.login, { content: Content.parse(content) }, request);
+  const outcome = await withGrants(describeDecision(id, result, "Approved", await decidedCall(id)), id, request !== undefined && result.ok);
   revalidatePath("/approvals");
   return outcome;
 }

@@ -4,6 +4,9 @@ import { revalidatePath } from "next/cache";
 import { requireReviewerPage } from "@/lib/dashboard/auth";
 import { createRule, deleteRule, moveRule, setRuleEnabled, tryPolicy, updateRule, type RuleChange, type RuleInput, type TryResult } from "@/lib/dashboard/policy";
 import type { ActionState } from "../_components/action-form";
+import { setWorkspacePreset } from "@/lib/gateway/presets";
+import { currentWorkspace } from "@/lib/gateway/workspace";
+import { isPresetName } from "@/lib/policy/presets";
 
 function ruleFromForm(form: FormData): RuleInput {
   const text = (key: string) => String(form.get(key) ?? "");
@@ -58,4 +61,15 @@ export async function tryPolicyAction(_prev: TryResult | null, form: FormData): 
   await requireReviewerPage("/policy");
   const text = (key: string) => String(form.get(key) ?? "");
   return tryPolicy({ tool: text("tool"), path: text("path"), command: text("command"), url: text("url") });
+}
+
+/** Sets the supervision preset of the workspace this server serves. Form: preset. */
+export async function setWorkspacePresetAction(_prev: ActionState, form: FormData): Promise<ActionState> {
+  const reviewer = await requireReviewerPage("/policy");
+  const preset = String(form.get("preset") ?? "");
+  if (!isPresetName(preset)) return { ok: false, message: `Unknown preset “${preset}”.` };
+  const workspace = await currentWorkspace();
+  await setWorkspacePreset(workspace.id, preset, `reviewer:${reviewer.login}`);
+  revalidatePath("/policy");
+  return { ok: true, message: `This workspace now uses the ${preset} preset.` };
 }

@@ -8,6 +8,12 @@ import { createRuleAction } from "./actions";
 import { RuleForm } from "./_components/rule-form";
 import { RuleItem } from "./_components/rule-item";
 import { TryIt } from "./_components/try-it";
+import { PresetCard } from "./_components/preset-card";
+import { db } from "@/lib/db";
+import { workspacePreset } from "@/lib/gateway/presets";
+import { currentWorkspace } from "@/lib/gateway/workspace";
+import { GrantList } from "./_components/grant-list";
+import { listGrants } from "@/lib/approvals/grants";
 
 export const metadata: Metadata = { title: "Policy" };
 
@@ -22,15 +28,24 @@ export default async function PolicyPage() {
 }
 
 async function Policy() {
-  const rules = await listRules();
+  const workspace = await currentWorkspace();
+  const [rules, grants, preset, agentOverrides] = await Promise.all([
+    listRules(),
+    listGrants(),
+    workspacePreset(workspace.id),
+    db().agent.count({ where: { preset: { not: null }, revokedAt: null } }),
+  ]);
   const tools = ruleToolNames();
   return (
     <>
       <PageHeader
         title="Policy"
-        description="Among the enabled rules that match a call, deny beats ask beats allow, and the first of them in this order is named as the deciding rule; a call no rule matches asks. A shell command is split into its simple commands and allowed only when every one is."
+        description="A supervision preset sets how much is asked; the rules below apply on top of it. Among the enabled rules that match a call, deny beats ask beats allow, and the first of them in this order is named as the deciding rule; a call no rule matches asks. A shell command is split into its simple commands and allowed only when every one is."
       />
       <div className="space-y-4">
+        <Card title="Supervision preset">
+          <PresetCard current={preset} agentOverrides={agentOverrides} />
+        </Card>
         <Card title="Try it">
           <TryIt tools={tools.filter((t) => t !== "*")} />
         </Card>
@@ -44,6 +59,9 @@ async function Policy() {
               ))}
             </ol>
           )}
+        </Card>
+        <Card title={`Grants from approvals (${grants.filter((g) => g.state === "active").length} active)`}>
+          <GrantList grants={grants} />
         </Card>
         <Card title="Add a rule">
           <RuleForm action={createRuleAction} tools={tools} submitLabel="Add rule" testId="add-rule" />

@@ -11,7 +11,7 @@ import { PageSkeleton } from "../_components/states";
 
 export const metadata: Metadata = { title: "Sessions" };
 
-/** Agent sessions, most recently active first, with their call, pending and error counts. */
+/** Agent sessions, most recently active first, with their call, pending, unseen-change and error counts. */
 export default async function SessionsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const params = await searchParams;
   await requireReviewerPage(pathWithQuery("/sessions", params));
@@ -35,7 +35,7 @@ async function Sessions({ params }: { params: Record<string, string | string[] |
       ) : (
         <Card>
           <div className="-mx-4 overflow-x-auto px-4">
-            <table className="w-full min-w-[44rem] text-left text-sm" data-testid="sessions">
+            <table className="w-full min-w-[50rem] text-left text-sm" data-testid="sessions">
               <thead className="text-xs text-zinc-500">
                 <tr>
                   <th className="py-2 pr-3 font-medium">Session</th>
@@ -44,6 +44,7 @@ async function Sessions({ params }: { params: Record<string, string | string[] |
                   <th className="py-2 pr-3 font-medium">Last call</th>
                   <th className="py-2 pr-3 text-right font-medium">Calls</th>
                   <th className="py-2 pr-3 text-right font-medium">Pending</th>
+                  <th className="py-2 pr-3 text-right font-medium">Unseen changes</th>
                   <th className="py-2 text-right font-medium">With errors</th>
                 </tr>
               </thead>
@@ -66,6 +67,9 @@ async function Sessions({ params }: { params: Record<string, string | string[] |
                     <td className="py-2 pr-3 text-right tabular-nums">{s.calls.toLocaleString("en")}</td>
                     <td className="py-2 pr-3 text-right tabular-nums">
                       {s.pending > 0 ? <Link className="font-semibold text-amber-700 underline dark:text-amber-300" href="/approvals">{s.pending}</Link> : 0}
+                    </td>
+                    <td className="py-2 pr-3 text-right tabular-nums" data-testid="session-unseen">
+                      {s.unseen > 0 ? <Link className="font-semibold text-sky-800 underline dark:text-sky-300" href={`/sessions/${s.id}/review`}>{s.unseen}</Link> : 0}
                     </td>
                     <td data-testid="session-errors" className={`py-2 text-right tabular-nums ${s.errors > 0 ? "font-semibold text-red-700 dark:text-red-400" : ""}`}>{s.errors.toLocaleString("en")}</td>
                   </tr>

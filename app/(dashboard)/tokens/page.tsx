@@ -5,9 +5,10 @@ import { requireReviewerPage } from "@/lib/dashboard/auth";
 import { formatTime } from "@/lib/dashboard/format";
 import { listAgents, listWorkspaces } from "@/lib/dashboard/tokens";
 import { ActionForm } from "../_components/action-form";
-import { BUTTON, Card, EmptyState, Mono, PageHeader } from "../_components/page-parts";
+import { BUTTON, Card, EmptyState, INPUT, Mono, PageHeader } from "../_components/page-parts";
+import { PRESET_NAMES } from "@/lib/policy/presets";
 import { PageSkeleton } from "../_components/states";
-import { revokeTokenAction } from "./actions";
+import { revokeTokenAction, setTokenPresetAction } from "./actions";
 import { CreateToken } from "./_components/create-token";
 
 export const metadata: Metadata = { title: "Agent tokens" };
@@ -48,12 +49,31 @@ async function Tokens() {
                       )}
                     </div>
                     <div className="text-xs text-zinc-500">
-                      <Mono>{a.tokenPrefix}…</Mono> · scope {a.workspaceRoot ? <Mono>{a.workspaceRoot}</Mono> : "any workspace"} · created {formatTime(a.createdAt)} · last used {formatTime(a.lastUsedAt)} ·{" "}
+                      <Mono>{a.tokenPrefix}…</Mono> · preset <span data-testid="token-preset-name">{a.preset ?? "the workspace's"}</span> · scope {a.workspaceRoot ? <Mono>{a.workspaceRoot}</Mono> : "any workspace"} · created {formatTime(a.createdAt)} · last used {formatTime(a.lastUsedAt)} ·{" "}
                       <Link className="underline" href={`/sessions?agent=${a.id}`}>
                         {a.sessions} session{a.sessions === 1 ? "" : "s"}
                       </Link>
                     </div>
                   </div>
+                  {!a.revokedAt && (
+                    <ActionForm action={setTokenPresetAction} className="flex items-center gap-2" testId={`preset-${a.id}`}>
+                      <input type="hidden" name="agentId" value={a.id} />
+                      <label className="text-xs text-zinc-600 dark:text-zinc-400">
+                        preset{" "}
+                        <select name="preset" defaultValue={a.preset ?? ""} className={INPUT} aria-label={`Supervision preset of ${a.name}`}>
+                          <option value="">the workspace&apos;s</option>
+                          {PRESET_NAMES.map((p) => (
+                            <option key={p} value={p}>
+                              {p}
+                            </option>
+                          ))}
+                        </select>
+                      </label>
+                      <button type="submit" className={BUTTON.secondary}>
+                        Set
+                      </button>
+                    </ActionForm>
+                  )}
                   {!a.revokedAt && (
                     <ActionForm action={revokeTokenAction} confirm={`Revoke the token of “${a.name}”? Its next call will be refused.`}>
                       <input type="hidden" name="agentId" value={a.id} />

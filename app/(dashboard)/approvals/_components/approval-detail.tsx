@@ -14,6 +14,7 @@ import { JsonBlock } from "../../_components/text-block";
 import { RisksAndReasons, VerdictView } from "../../_components/verdict-view";
 import { contextDiffAction } from "../actions";
 import { ContentEditor } from "./content-editor";
+import { GrantOffer, type GrantChoice } from "./grant-offer";
 
 /** What the inbox's keyboard shortcuts call on the selected call. */
 export interface DetailHandle {
@@ -29,8 +30,9 @@ interface Props {
   busy: boolean;
   /** False until the call has been on screen long enough for a decision to count. */
   armed: boolean;
-  onApprove(): void;
-  onApproveEdited(content: string): void;
+  /** `grant`: the "don't ask again" choice to save with the approval, or null. */
+  onApprove(grant: GrantChoice | null): void;
+  onApproveEdited(content: string, grant: GrantChoice | null): void;
   onReject(reason: string): void;
   ref?: React.Ref<DetailHandle>;
 }
@@ -52,6 +54,7 @@ export function ApprovalDetail({ item, workspaceRoot, busy, armed, onApprove, on
   const [editing, setEditing] = useState(false);
   const [edited, setEdited] = useState<string | null>(null);
   const [expanded, setExpanded] = useState(false);
+  const [grant, setGrant] = useState<GrantChoice | null>(null);
   const reasonInput = useRef<HTMLInputElement>(null);
   const editable = item.editable !== null;
   const commandLines = item.command ? item.command.command.split("\n").length : 0;
@@ -60,8 +63,8 @@ export function ApprovalDetail({ item, workspaceRoot, busy, armed, onApprove, on
   const approve = () => {
     if (busy || clipped) return;
     if (editing) {
-      if (edited !== null) onApproveEdited(edited);
-    } else onApprove();
+      if (edited !== null) onApproveEdited(edited, grant);
+    } else onApprove(grant);
   };
   const startReject = () => {
     setRejecting(true);
@@ -164,6 +167,7 @@ export function ApprovalDetail({ item, workspaceRoot, busy, armed, onApprove, on
         onReject={startReject}
         onEdit={toggleEdit}
       >
+        {item.grantOffer && <GrantOffer key={item.call_id} offer={item.grantOffer} onChange={setGrant} disabled={busy} />}
         {rejecting && (
           <form
             className="mt-2 flex flex-col gap-2 sm:flex-row"

@@ -247,8 +247,8 @@ export function Inbox({ items, initialSelected, workspaceRoot, renderedAt }: { i
               workspaceRoot={workspaceRoot}
               busy={busy}
               armed={armed}
-              onApprove={() => guarded("approved", () => decide(selected, () => approveAction(selected.call_id)))}
-              onApproveEdited={(content) => guarded("approved", () => decide(selected, () => approveEditedAction(selected.call_id, content)))}
+              onApprove={(grant) => guarded("approved", () => decide(selected, () => approveAction(selected.call_id, grant ?? undefined)))}
+              onApproveEdited={(content, grant) => guarded("approved", () => decide(selected, () => approveEditedAction(selected.call_id, content, grant ?? undefined)))}
               onReject={(reason) => decide(selected, () => rejectAction(selected.call_id, reason))}
             />
           ) : (

@@ -19,6 +19,7 @@ import { FileChanges } from "./_components/file-changes";
 import { ActionForm } from "../../_components/action-form";
 import { getCallChanges, isRevertible } from "@/lib/dashboard/effects";
 import { revertCallAction } from "./actions";
+import { grantsFromCall } from "@/lib/approvals/grants";
 
 export const metadata: Metadata = { title: "Call" };
 
@@ -46,6 +47,7 @@ async function Call({ callId }: { callId: string }) {
   const revertible = await isRevertible(callId);
   const data = call.envelope?.ok ? call.envelope.data : undefined;
   const { outputs, rest } = splitOutputs(data);
+  const grants = await grantsFromCall(callId);
   const history = call.events.filter((e) => e.actor.startsWith("reviewer:") || ["call.pending", "call.approved", "call.rejected", "call.expired"].includes(e.type));
   return (
     <>
@@ -111,6 +113,18 @@ async function Call({ callId }: { callId: string }) {
                   <span className="font-medium">{e.type.replace(/^call\./, "")}</span>
                   <span>by {e.actor}</span>
                   {e.type === "call.approved" && e.data.edited === true && <span className="text-amber-700 dark:text-amber-300">with edited content</span>}
+                  {e.type === "call.approved" && Array.isArray(e.data.grants) && e.data.grants.length > 0 && (
+                    <span data-testid="approval-grants">
+                      and allowed from now on:{" "}
+                      {(e.data.grants as Array<{ id: string; pattern: string; scope: string; expires_at: string | null }>).map((g) => (
+                        <span key={g.id} className="mr-2">
+                          <Mono>{g.pattern}</Mono> ({g.scope === "session" ? "this session" : "this workspace"}, until {formatTime(g.expires_at)}, rule <Mono>{g.id}</Mono>
+                          {grants.find((x) => x.id === g.id)?.revokedAt ? ", since revoked" : ""})
+                        </span>
+                      ))}
+                    </span>
+                  )}
+                  {e.type === "call.reviewed" && <span className="text-zinc-700 dark:text-zinc-300">(applied without asking; reviewed afterwards)</span>}
                   {e.type === "call.rejected" && e.actor.startsWith("reviewer:") && (
                     <span data-testid="reject-reason">
                       {call.reviewReason && call.reviewReason !== "no reason given" ? (

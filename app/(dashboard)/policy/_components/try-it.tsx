@@ -8,7 +8,8 @@ import { tryPolicyAction } from "../actions";
 
 /**
  * Asks the policy about a sample call: a command for run_command, a path for file tools, a URL
- * for fetch_url. Shows the decision, the deciding rule and, for commands, every parsed part.
+ * for fetch_url. Shows, under each supervision preset side by side (the workspace's outlined), the
+ * decision, the deciding rule and, for commands, every parsed part.
  * Nothing runs. The fields are controlled, so what was asked stays in the box after the answer
  * (a form action would otherwise reset it) and can be tweaked and asked again.
  */
@@ -51,8 +52,21 @@ export function TryIt({ tools }: { tools: string[] }) {
         </p>
       )}
       {state?.ok && (
-        <div data-testid="try-result">
-          <VerdictView verdict={state.verdict} />
+        <div className="grid gap-3 lg:grid-cols-3" data-testid="try-result">
+          {state.byPreset.map(({ preset, verdict }) => (
+            <section
+              key={preset}
+              className={`min-w-0 rounded-md border p-2 ${preset === state.preset ? "border-zinc-700 dark:border-zinc-300" : "border-zinc-200 dark:border-zinc-800"}`}
+              data-testid={`try-preset-${preset}`}
+              data-decision={verdict.decision}
+            >
+              <h3 className="mb-2 text-xs font-semibold uppercase tracking-wide text-zinc-700 dark:text-zinc-300">
+                {preset}
+                {preset === state.preset && <span className="ml-1 font-normal normal-case">(this workspace)</span>}
+              </h3>
+              <VerdictView verdict={verdict} />
+            </section>
+          ))}
         </div>
       )}
     </div>

@@ -52,6 +52,20 @@ export default async function SessionPage({ params, searchParams }: Params) {
                 <span className={session.errors > 0 ? "font-semibold text-red-700 dark:text-red-400" : ""}>{session.errors.toLocaleString("en")} with errors</span>)
               </span>,
             ],
+            [
+              "Unseen changes",
+              <span key="u" data-testid="session-unseen">
+                {session.unseen > 0 ? (
+                  <Link href={`/sessions/${session.id}/review`} className="font-semibold text-sky-800 underline underline-offset-2 dark:text-sky-300">
+                    {session.unseen} applied without asking: review them
+                  </Link>
+                ) : (
+                  <Link href={`/sessions/${session.id}/review?show=all`} className="underline underline-offset-2">
+                    none (see reviewed)
+                  </Link>
+                )}
+              </span>,
+            ],
           ]}
         />
       </Card>

@@ -2,6 +2,7 @@
 
 import { useActionState, useState } from "react";
 import type { NewAgentResult } from "@/lib/dashboard/tokens";
+import { PRESET_NAMES } from "@/lib/policy/presets";
 import { BUTTON, INPUT } from "../../_components/page-parts";
 import { createTokenAction } from "../actions";
 
@@ -24,6 +25,17 @@ export function CreateToken({ workspaces }: { workspaces: { id: string; root: st
             {workspaces.map((w) => (
               <option key={w.id} value={w.id}>
                 {w.root}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className={label}>
+          Supervision preset
+          <select name="preset" defaultValue="" className={INPUT} data-testid="token-preset">
+            <option value="">the workspace&apos;s</option>
+            {PRESET_NAMES.map((p) => (
+              <option key={p} value={p}>
+                {p}
               </option>
             ))}
           </select>

@@ -1,0 +1,15 @@
+import { listGrants } from "@/lib/approvals/grants";
+import { requireReviewer } from "@/lib/http/auth";
+import { json } from "@/lib/http/respond";
+import { guardDoor } from "@/lib/http/door";
+
+/**
+ * GET /api/grants — the "don't ask again" grants made from approvals, newest first: active ones
+ * and those that ended in the last 7 days (expired grants are ended, and audited, first).
+ * Reviewer auth. Response: `{ grants: GrantView[] }` (lib/approvals/grants.ts).
+ */
+export const GET = guardDoor(async function GET(req: Request): Promise<Response> {
+  const auth = await requireReviewer(req, { mutation: false });
+  if (!auth.ok) return auth.response;
+  return json({ grants: await listGrants() });
+});
