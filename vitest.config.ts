@@ -1,12 +1,22 @@
 import { defineConfig } from "vitest/config";
 
 /**
- * Two projects run by `npm test`:
- * - "sqlite": every test, on SQLite files (the default store);
- * - "postgres": the tests that touch the database (audit log, doors), again on a throwaway
+ * The test projects. `npm test` runs them all; each can run alone (`vitest run --project unit`).
+ * - "unit" (`npm run test:unit`): everything that runs in this process or its children, on
+ *   SQLite files: no server, no browser, no PostgreSQL. The one to run on every change.
+ * - "doors": the doors through a real `next start` (HTTP, MCP, CLI, the Claude Code hook), on
+ *   SQLite; the first one in a worktree builds the app.
+ * - "e2e": the dashboard in real Chromium, on SQLite.
+ * - "reliability": crashes, faults and fuzzing against real servers, on SQLite.
+ * - "postgres": the tests that touch the database (audit log, doors) again on a throwaway
  *   PostgreSQL server started from Debian's packages (tests/helpers/pg-global-setup.ts), so the
  *   same behaviour is proven on both providers, plus tests/pg (several instances on one database).
+ * The type-check is not a test: `.ci/run` runs `tsc` next to `npm test`.
  */
+
+/** Test files outside tests/doors that start a real server (they belong to "doors"). */
+const SERVER_TESTS = ["tests/cli/cli.test.ts", "tests/cli/offline.test.ts", "tests/hooks/claude-code.test.ts", "tests/runtime/start.test.ts"];
+
 export default defineConfig({
   resolve: { tsconfigPaths: true },
   test: {
@@ -21,13 +31,23 @@ export default defineConfig({
     pool: "forks",
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: "sqlite", include: ["tests/**/*.test.ts"], exclude: ["tests/pg/**"] } },
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["tests/**/*.test.ts"],
+          exclude: ["tests/doors/**", "tests/e2e/**", "tests/reliability/**", "tests/pg/**", ...SERVER_TESTS],
+        },
+      },
+      { extends: true, test: { name: "doors", include: ["tests/doors/**/*.test.ts", ...SERVER_TESTS] } },
+      { extends: true, test: { name: "e2e", include: ["tests/e2e/**/*.test.ts"] } },
+      { extends: true, test: { name: "reliability", include: ["tests/reliability/**/*.test.ts"] } },
       {
         extends: true,
         test: {
           name: "postgres",
           include: ["tests/audit/**/*.test.ts", "tests/doors/**/*.test.ts", "tests/pg/**/*.test.ts"],
-          // The conformance suite checks the protocol, not the store: once (sqlite) is enough.
+          // The conformance suite checks the protocol, not the store: once (on SQLite) is enough.
           // database-locked holds a SQLite write lock with better-sqlite3: a SQLite-only behaviour
           // (PostgreSQL's side of it, a database that is down, is tests/reliability's faults-db).
           exclude: ["tests/doors/mcp-conformance.test.ts", "tests/doors/database-locked.test.ts"],

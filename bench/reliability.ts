@@ -1,7 +1,8 @@
 /**
- * `npm run reliability`: the long forms of the reliability harnesses (issue 8 §2, §3), run against
- * the real server, and docs/RELIABILITY.md rewritten with what each fault test does and its counts.
- * The bounded short forms of the same harnesses run in CI as tests/reliability/*.test.ts.
+ * `npm run reliability`: the long forms of the reliability harnesses (crash consistency, faults,
+ * door fuzzing), run against the real server, and docs/RELIABILITY.md rewritten with what each
+ * fault test does and its counts. The bounded short forms of the same harnesses run in CI as
+ * tests/reliability/*.test.ts.
  *
  * - crash consistency: 1,000 writes and edits with SIGKILLs of the server at random moments;
  * - disk full, read-only workspace (tmpfs mounts: needs root on Linux);

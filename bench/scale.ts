@@ -1,5 +1,5 @@
 /**
- * `npm run bench:scale`: the store at scale, on SQLite and on PostgreSQL (issue 7).
+ * `npm run bench:scale`: the store at scale, on SQLite and on PostgreSQL.
  * 1. Audited calls per second through the HTTP door with 1, 8 and 32 concurrent agents
  *    (read_file of a small file: token check, session, call row before the run, policy, outcome,
  *    hash-chained events).

@@ -70,7 +70,7 @@ export interface Config {
   port: number;
   /** Identifies this gateway instance; workspaces are owned by one host id. */
   hostId: string;
-  /** When set, every call is also appended to this file as one redacted JSON line (seed 002). */
+  /** When set, every call is also appended to this file as one redacted JSON line. */
   logFile: string | null;
   /** Base URL used in links (status URLs, webhooks). */
   publicUrl: string;

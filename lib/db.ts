@@ -21,8 +21,6 @@ export { isDatabaseBusy, isDatabaseUnavailable } from "@/lib/db-errors";
  */
 const globalForDb = globalThis as unknown as { agentReachDb?: PrismaClient };
 
-export type Db = PrismaClient;
-
 /** "sqlite" or "postgresql", from a database URL. @throws Error for any other scheme. */
 export function providerOf(url: string): "sqlite" | "postgresql" {
   if (url.startsWith("file:")) return "sqlite";

@@ -1,8 +1,9 @@
 /**
  * The closed list of error names Agent Reach returns, each mapped once to its numeric code
- * (code classes from seed 002: 1xx arguments, 2xx file system / workspace, 3xx network,
- * 4xx data format, 5xx internal, 6xx supervision), its HTTP status, whether retrying the
- * same call can help, and the CLI exit status (a process exit code cannot hold 599).
+ * (code classes: 1xx arguments, 2xx file system / workspace, 3xx network,
+ * 4xx data format, 5xx internal, 6xx supervision), its HTTP status and whether retrying the
+ * same call can help. The CLI ships a copy generated from this table (lib/cli/errors.json,
+ * scripts/gen-cli-tools.ts) and derives its exit status from the class.
  *
  * Errors travel as values (`ErrorBody` inside the envelope). Inside lib/, code that is deep in
  * a call stack may `throw new ToolError(name, …)`; the gateway catches it at one boundary and
@@ -12,12 +13,19 @@
 import { isDatabaseUnavailable } from "@/lib/db-errors";
 
 interface ErrorSpec {
-  /** Numeric code, seed 002 classes. */
+  /** Numeric code; its hundreds digit is the class. */
   code: number;
   /** HTTP status of the plain HTTP door. */
   status: number;
   /** True when the same call may succeed later without changing its arguments. */
   retryable: boolean;
+  /**
+   * The status a tool call that ends with this error is recorded with: "failed" when the tool
+   * tried and something broke (a write, a start, a fetch), "conflict" when the target changed
+   * since the call was queued. Absent: "rejected" (the call was refused: its arguments, the
+   * fence, the policy, the content it found).
+   */
+  callStatus?: "failed" | "conflict";
 }
 
 export const ERROR_TABLE = {
@@ -36,18 +44,18 @@ export const ERROR_TABLE = {
   not_found: { code: 202, status: 404, retryable: false },
   is_directory: { code: 203, status: 400, retryable: false },
   stale_content: { code: 204, status: 409, retryable: false },
-  write_failed: { code: 205, status: 500, retryable: true },
-  command_failed_to_start: { code: 206, status: 500, retryable: true },
+  write_failed: { code: 205, status: 500, retryable: true, callStatus: "failed" },
+  command_failed_to_start: { code: 206, status: 500, retryable: true, callStatus: "failed" },
   // 3xx: network
   ssrf_blocked: { code: 301, status: 403, retryable: false },
-  fetch_failed: { code: 302, status: 502, retryable: true },
-  fetch_timeout: { code: 303, status: 502, retryable: true },
+  fetch_failed: { code: 302, status: 502, retryable: true, callStatus: "failed" },
+  fetch_timeout: { code: 303, status: 502, retryable: true, callStatus: "failed" },
   // 4xx: data format
   binary_file: { code: 401, status: 415, retryable: false },
   encoding_unsupported: { code: 402, status: 415, retryable: false },
   transform_failed: { code: 403, status: 422, retryable: false },
   // 5xx: internal
-  internal: { code: 500, status: 500, retryable: true },
+  internal: { code: 500, status: 500, retryable: true, callStatus: "failed" },
   /** The database cannot be reached or is locked past its wait bound; nothing ran. */
   unavailable: { code: 503, status: 503, retryable: true },
   // 6xx: supervision
@@ -55,7 +63,7 @@ export const ERROR_TABLE = {
   approval_rejected: { code: 602, status: 403, retryable: false },
   approval_expired: { code: 603, status: 403, retryable: false },
   policy_denied: { code: 604, status: 403, retryable: false },
-  conflict: { code: 605, status: 409, retryable: false },
+  conflict: { code: 605, status: 409, retryable: false, callStatus: "conflict" },
   unauthorized: { code: 606, status: 401, retryable: false },
   forbidden: { code: 607, status: 403, retryable: false },
 } as const satisfies Record<string, ErrorSpec>;
@@ -63,7 +71,7 @@ export const ERROR_TABLE = {
 /** One of the closed list of error names. */
 export type ErrorName = keyof typeof ERROR_TABLE;
 
-/** The `error` member of a failure envelope (DESIGN.md "Contract"). */
+/** The `error` member of a failure envelope (lib/result.ts). */
 export interface ErrorBody {
   code: number;
   name: ErrorName;
@@ -169,16 +177,13 @@ export function toErrorBody(err: unknown): ErrorBody {
   }
 }
 
+/** The status a call that ended with this error is recorded with (see `ErrorSpec.callStatus`). */
+export function callStatusOf(name: ErrorName): "failed" | "conflict" | "rejected" {
+  const spec: ErrorSpec = ERROR_TABLE[name];
+  return spec.callStatus ?? "rejected";
+}
+
 /** HTTP status for an error name, refined by its `detail.reason` (e.g. 507 for `write_failed` "enospc"). */
 export function httpStatusOf(name: ErrorName, detail?: Record<string, unknown>): number {
   return specOf(name, detail).status;
-}
-
-/**
- * CLI exit status for an error name (DESIGN.md): 0 ok, 2 arguments (1xx), 3 file system (2xx),
- * 4 network (3xx), 5 data format (4xx), 6 supervision (6xx), 1 internal (5xx).
- */
-export function exitStatusOf(name: ErrorName): number {
-  const cls = Math.floor(ERROR_TABLE[name].code / 100);
-  return ({ 1: 2, 2: 3, 3: 4, 4: 5, 5: 1, 6: 6 } as Record<number, number>)[cls] ?? 1;
 }

@@ -1,5 +1,5 @@
 /**
- * Secret redaction (issue 9 "Containment"): what read_file, run_command, search_files, fetch_url
+ * Secret redaction, part of containment: what read_file, run_command, search_files, fetch_url
  * and the other reading tools return to the agent (lib/gateway/execute.ts), and everything the
  * audit log stores (lib/audit/calls.ts `storedJson`), passes through here.
  *

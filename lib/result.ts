@@ -1,7 +1,7 @@
 import type { ErrorBody } from "@/lib/errors";
 
 /**
- * The envelope every door returns for a tool call (DESIGN.md "Contract", seed 002):
+ * The envelope every door returns for a tool call :
  * success `{ok: true, call_id, data}`, failure `{ok: false, call_id, error}`.
  * `call_id` is null only when no call could be recorded (e.g. the request was not authenticated).
  */

@@ -1,5 +1,4 @@
 import { subscribe } from "@/lib/events/bus";
-import { runApproved } from "@/lib/approvals/queue";
 
 /**
  * The one executor of approved calls in this process. Approving is only a conditional
@@ -9,6 +8,9 @@ import { runApproved } from "@/lib/approvals/queue";
  * (`runApproved` moves approved → running conditionally, so a call runs once however many
  * executors see the event). The server's periodic sweep (`runApprovedBacklog`) is the fallback
  * for an announcement that was missed.
+ *
+ * The queue is loaded when the first approval arrives (a dynamic import), not with this module:
+ * the queue starts this executor, so a static import back would be an import cycle.
  */
 
 const globalForExecutor = globalThis as unknown as { agentReachExecutor?: () => void };
@@ -18,6 +20,9 @@ export function startExecutor(): void {
   if (globalForExecutor.agentReachExecutor) return;
   globalForExecutor.agentReachExecutor = subscribe((event) => {
     if (event.type !== "call.approved" || !event.callId) return;
-    runApproved(event.callId).catch((err) => console.error("[agent-reach] running an approved call failed:", (err as Error).message));
+    const callId = event.callId;
+    import("@/lib/approvals/queue")
+      .then(({ runApproved }) => runApproved(callId))
+      .catch((err) => console.error("[agent-reach] running an approved call failed:", (err as Error).message));
   });
 }

@@ -4,7 +4,7 @@ import { errorBody, toErrorBody, type ErrorBody } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { appendEvent } from "@/lib/audit/events";
 import { askPolicy, readOnlyContext } from "@/lib/gateway/contexts";
-import { fenceSubject } from "@/lib/gateway/call-tool";
+import { fenceSubject } from "@/lib/workspace/fence-subject";
 import { invalidateRules, loadRules } from "@/lib/gateway/rules";
 import { currentWorkspace } from "@/lib/gateway/workspace";
 import {

@@ -4,7 +4,7 @@ import { db } from "@/lib/db";
 import type { ErrorBody } from "@/lib/errors";
 import { redactText, redactValue } from "@/lib/redact";
 import type { Envelope } from "@/lib/result";
-import type { AuditNotes } from "@/lib/tools/define-tool";
+import type { AuditNotes } from "@/lib/audit/types";
 import { submit } from "@/lib/audit/writer";
 import type { Prisma } from "@/lib/generated/prisma/client";
 
@@ -176,7 +176,7 @@ export async function transition(
 
 /**
  * Ends a call from one of `from` with its envelope: stores the (redacted) envelope, error name and
- * code, timings and notes; appends the event and the JSONL line (AGENT_REACH_LOG, seed 002).
+ * code, timings and notes; appends the event and the JSONL line (AGENT_REACH_LOG).
  * @returns true when this caller ended it.
  */
 export async function finishCall(

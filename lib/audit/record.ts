@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { PolicyVerdict, RuleOptions } from "@/lib/policy/types";
 import { RuleOptionsInput } from "@/lib/policy/rule-match";
-import type { ToolPreview } from "@/lib/tools/define-tool";
+import type { ToolPreview } from "@/lib/audit/types";
 import type { Envelope } from "@/lib/result";
 
 /**

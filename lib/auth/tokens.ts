@@ -141,16 +141,6 @@ export async function ensureReviewer(presetPassword: string | undefined, presetT
   return generated;
 }
 
-/** Creates a reviewer API token (`ar_rev_…`), returned once. */
-export async function createReviewerToken(reviewerId: string, name: string): Promise<string> {
-  const token = newSecret("ar_rev");
-  await db().reviewerCredential.create({
-    data: { id: newId("rcr"), reviewerId, kind: "api_token", secretHash: sha256Hex(token), name },
-  });
-  registerSecret(token);
-  return token;
-}
-
 export const SESSION_COOKIE = "ar_session";
 
 /** Sign-in throttle: after this many wrong passwords for one login within the window, refuse until they age out. */

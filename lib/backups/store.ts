@@ -1,6 +1,6 @@
 import { db } from "@/lib/db";
 import { newId } from "@/lib/ids";
-import type { BackupRecord, BackupStore } from "@/lib/tools/define-tool";
+import type { BackupRecord, BackupStore } from "@/lib/backups/types";
 import { getBlob, putBlob } from "@/lib/backups/blobs";
 
 type BackupRow = { id: string; path: string; blobSha: string; size: number; mode: number; callId: string; createdAt: Date };

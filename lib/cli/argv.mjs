@@ -2,7 +2,7 @@ import fs from "node:fs";
 import { CliError } from "./errors.mjs";
 
 /**
- * Command-line parsing for agent-reach (seed 002's contract): `agent-reach [globals] <command>
+ * Command-line parsing for agent-reach (the contract in docs/AGENTS.md): `agent-reach [globals] <command>
  * [--key value | --key=value | --flag | --no-flag | positional …]`. A command's flags come from a
  * JSON Schema (a tool's `input_schema` from GET /api/tools, or a small schema of the CLI's own
  * commands), so the registry stays the one source: flags are the kebab-case (or snake_case) names
@@ -29,6 +29,7 @@ export const GLOBAL_OPTIONS = {
  * @throws CliError invalid_arguments for an unknown or malformed global option.
  */
 export function splitCommandLine(argv) {
+  /** @type {Record<string, unknown>} */
   const globals = {};
   let i = 0;
   while (i < argv.length && (argv[i].startsWith("--") || argv[i] === "-h")) {
@@ -103,7 +104,7 @@ export async function parseCommandArgs(rest, schema, globals) {
     i += inline !== null ? 1 : 2;
   }
   for (const key of schema.required ?? []) {
-    if (!raw.has(key) && positionals.length > 0) raw.set(key, [positionals.shift()]);
+    if (!raw.has(key) && positionals.length > 0) raw.set(key, [/** @type {string} */ (positionals.shift())]);
   }
   if (positionals.length > 0) {
     throw new CliError("invalid_arguments", `Unexpected argument ${JSON.stringify(positionals[0])}. Pass values as --name value.`, {
@@ -111,6 +112,7 @@ export async function parseCommandArgs(rest, schema, globals) {
     });
   }
   const stdin = { used: false };
+  /** @type {Record<string, unknown>} */
   const args = {};
   for (const [key, values] of raw) args[key] = await convert(key, properties[key], values, stdin);
   return args;

@@ -47,6 +47,7 @@ export function clientOptions(globals, env) {
  */
 export async function request(client, method, pathname, options = {}) {
   const url = `${client.server}${pathname}`;
+  /** @type {Record<string, string>} */
   const headers = { accept: "application/json", "user-agent": USER_AGENT, ...options.headers };
   if (options.auth !== false && client.token) headers.authorization = `Bearer ${client.token}`;
   if (client.session) headers["x-agent-session"] = client.session;

@@ -7,7 +7,7 @@ import { emitEnvelope } from "./output.mjs";
 import { commandNames, fetchTools, globalHelp } from "./tools.mjs";
 
 /**
- * The CLI's own commands (seed 002 and issue 5): list-tools, self-check, wait, serve and
+ * The CLI's own commands: list-tools, self-check, wait, serve and
  * `hook claude-code`. Each takes the arguments after its name and the global options, prints its
  * result and returns the exit status.
  */
@@ -31,7 +31,7 @@ export async function listToolsCommand(rest, globals, env) {
 const TOKEN_PROBE = "call_self_check_probe";
 
 /**
- * `self-check` (seed 002): the server answers, the token is accepted, and the server's own health
+ * `self-check`: the server answers, the token is accepted, and the server's own health
  * checks (database, workspace readable and writable, disk space, the command sandbox) pass; a
  * standing warning (the sandbox turned off by the operator) prints WARN and does not fail. The token is checked by
  * asking for a call that does not exist (GET /api/calls/…: 404 with a valid token, 401 without),
@@ -42,6 +42,7 @@ const TOKEN_PROBE = "call_self_check_probe";
 export async function selfCheckCommand(rest, globals, env) {
   await parseCommandArgs(rest, {}, globals);
   const client = clientOptions(globals, env);
+  /** @type {{name: string, ok: boolean, detail: string, warning?: boolean, fix?: string}[]} */
   const checks = [];
   const started = Date.now();
   try {
@@ -83,7 +84,7 @@ const POLL_S = 60;
  * @returns {Promise<number>} exit status.
  */
 export async function waitCommand(rest, globals, env) {
-  const { call_id: callId } = await parseCommandArgs(rest, WAIT_SCHEMA, globals);
+  const callId = /** @type {string | undefined} */ ((await parseCommandArgs(rest, WAIT_SCHEMA, globals)).call_id);
   if (!callId) throw new CliError("invalid_arguments", "Usage: agent-reach wait <call_id> [--wait N]");
   const client = clientOptions(globals, env);
   const deadline = globals.wait !== undefined ? Date.now() + Number(globals.wait) * 1000 : Infinity;
@@ -143,7 +144,7 @@ const HOOK_WAIT_S = 30;
 export async function hookCommand(rest, globals, env) {
   const opts = await parseCommandArgs(rest, HOOK_SCHEMA, globals);
   if (opts.agent !== "claude-code") throw new CliError("invalid_arguments", `Unknown hook "${opts.agent}". Supported: claude-code.`);
-  if (opts.on_timeout !== undefined && !["deny", "ask"].includes(opts.on_timeout)) {
+  if (opts.on_timeout !== undefined && !["deny", "ask"].includes(/** @type {string} */ (opts.on_timeout))) {
     throw new CliError("invalid_arguments", "--on-timeout must be deny or ask.");
   }
   const client = clientOptions(globals, env);

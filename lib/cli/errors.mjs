@@ -1,10 +1,12 @@
 /**
- * Errors of the agent-reach CLI and its exit status table (DESIGN.md "Contract"; seed 002):
+ * Errors of the agent-reach CLI and its exit status table (the README's "CLI" section):
  * 0 ok, 2 arguments (1xx), 3 file system / workspace (2xx), 4 network (3xx), 5 data format (4xx),
  * 6 supervision (6xx), 1 internal (5xx and anything unexpected). A process exit status cannot
  * hold 601, so the class of the error code decides. tests/cli/exit-table.test.ts checks that this
- * table agrees with `exitStatusOf` in lib/errors.ts for every error name.
+ * table gives every error name of lib/errors.ts the status its class documents.
  */
+
+import { createRequire } from "node:module";
 
 const EXIT_BY_CLASS = { 1: 2, 2: 3, 3: 4, 4: 5, 5: 1, 6: 6 };
 
@@ -18,25 +20,21 @@ export function exitStatusForCode(code) {
 }
 
 /**
- * The errors the CLI raises itself (before or instead of a server answer), with their codes from
- * the closed list in lib/errors.ts (code and retryable as there).
+ * The closed error table of lib/errors.ts (code, HTTP status, retryable by name), as generated
+ * into lib/cli/errors.json by scripts/gen-cli-tools.ts; read when the CLI first reports an error.
+ * @type {Record<string, {code: number, status: number, retryable: boolean}> | undefined}
  */
-const LOCAL_ERRORS = {
-  invalid_arguments: { code: 101, retryable: false },
-  unknown_tool: { code: 102, retryable: false },
-  not_found: { code: 202, retryable: false },
-  write_failed: { code: 205, retryable: true },
-  fetch_failed: { code: 302, retryable: true },
-  fetch_timeout: { code: 303, retryable: true },
-  encoding_unsupported: { code: 402, retryable: false },
-  internal: { code: 500, retryable: true },
-  unauthorized: { code: 606, retryable: false },
-};
+let errorTable;
+
+/** @returns {Record<string, {code: number, status: number, retryable: boolean}>} the error table by name. */
+function errorTableOf() {
+  return (errorTable ??= createRequire(import.meta.url)("./errors.json").errors);
+}
 
 /** A failure the CLI reports as an error envelope (`call_id: null`) and an exit status. */
 export class CliError extends Error {
   /**
-   * @param {keyof typeof LOCAL_ERRORS} name error name from the closed list.
+   * @param {string} name error name from the closed list (lib/errors.ts).
    * @param {string} message for a person or a model.
    * @param {Record<string, unknown>} [detail]
    */
@@ -48,7 +46,7 @@ export class CliError extends Error {
 
   /** @returns {{ok: false, call_id: null, error: object}} the error envelope. */
   toEnvelope() {
-    const { code, retryable } = LOCAL_ERRORS[this.errorName];
+    const { code, retryable } = errorTableOf()[this.errorName] ?? errorTableOf().internal;
     return {
       ok: false,
       call_id: null,

@@ -6,8 +6,9 @@ import { commandExitStatus, emitEnvelope } from "./output.mjs";
 import { callToolOverHttp, fetchTools, findTool, toolHelp, toolsForHelp } from "./tools.mjs";
 
 /**
- * agent-reach: the CLI door (seed 002, DESIGN.md "One core, three doors"). It speaks HTTP to the
- * server only; tool subcommands and their flags are generated from GET /api/tools.
+ * agent-reach: the CLI door, one of the three doors over the one pipeline (docs/ARCHITECTURE.md).
+ * It speaks HTTP to the server only; tool subcommands and their flags are generated from GET
+ * /api/tools.
  */
 
 const BUILTINS = {

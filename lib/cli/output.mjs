@@ -1,7 +1,7 @@
 import { exitStatusForCode } from "./errors.mjs";
 
 /**
- * What the CLI prints (seed 002): the success envelope on stdout, the error envelope on stderr,
+ * What the CLI prints: the success envelope on stdout, the error envelope on stderr,
  * always UTF-8, one JSON document per line in `--format json`; readable text in `--format text`.
  */
 

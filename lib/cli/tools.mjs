@@ -5,7 +5,7 @@ import { CliError } from "./errors.mjs";
 
 /**
  * Tool subcommands, generated from GET /api/tools: every tool is a subcommand named by the
- * kebab-case of its wire name (`read_file` → `read-file`), plus the short names of seed 002 for
+ * kebab-case of its wire name (`read_file` → `read-file`), plus short names for
  * three of them. Nothing about a tool is written here; the server's registry is the one source.
  */
 
@@ -84,6 +84,7 @@ export const BUILTIN_COMMANDS = ["list-tools", "self-check", "wait", "serve", "h
  * @returns {Promise<object>} the envelope.
  */
 export async function callToolOverHttp(client, toolName, args, waitSeconds) {
+  /** @type {Record<string, string>} */
   const headers = waitSeconds !== undefined ? { prefer: `wait=${waitSeconds}` } : {};
   const res = await request(client, "POST", `/api/tools/${encodeURIComponent(toolName)}`, { body: args, headers });
   return asEnvelope(res, toolName);

@@ -3,7 +3,7 @@ import type { Prisma } from "@/lib/generated/prisma/client";
 
 /**
  * Reads for the audit page (the hash-chained event log) and the JSONL export of calls and events
- * over a time range (issue 4 §6). The export pages through the tables by cursor, so memory stays
+ * over a time range. The export pages through the tables by cursor, so memory stays
  * constant whatever the range.
  */
 

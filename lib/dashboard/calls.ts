@@ -10,7 +10,7 @@ import { markerKinds } from "@/lib/redact";
 import { sha256Hex } from "@/lib/workspace/text";
 import type { PolicyVerdict } from "@/lib/policy/types";
 import type { Envelope } from "@/lib/result";
-import type { ToolPreview } from "@/lib/tools/define-tool";
+import type { ToolPreview } from "@/lib/audit/types";
 
 /**
  * Reads for the call detail page: one ToolCall row with everything the audit log holds about it

@@ -5,15 +5,14 @@
  * original used it consistently and say when that is not possible. Pure (client and server).
  */
 
-/** Line-break style of `text`: "crlf" when every break is CRLF, "lf" when every break is LF. */
-export function lineBreakStyle(text: string): "lf" | "crlf" | "mixed" | "none" {
-  const crlf = (text.match(/\r\n/g) ?? []).length;
-  const lf = (text.match(/\n/g) ?? []).length - crlf;
-  const cr = (text.match(/\r/g) ?? []).length - crlf;
-  if (crlf + lf + cr === 0) return "none";
-  if (cr === 0 && lf === 0) return "crlf";
-  if (cr === 0 && crlf === 0) return "lf";
-  return "mixed";
+import { detectEol, type Eol } from "@/lib/workspace/line-endings";
+
+/**
+ * Line-break style of `text`: "crlf" when every break is CRLF, "lf" when every break is LF,
+ * "mixed" otherwise (a lone CR counts as a break: the text box turns it into LF).
+ */
+export function lineBreakStyle(text: string): Eol {
+  return detectEol(text, { loneCr: true });
 }
 
 /**

@@ -1,5 +1,6 @@
 import { toErrorBody } from "@/lib/errors";
-import type { ToolPreview, Workspace } from "@/lib/tools/define-tool";
+import type { ToolPreview } from "@/lib/audit/types";
+import type { Workspace } from "@/lib/workspace/types";
 import { openForRead, resolveInWorkspace } from "@/lib/workspace/fence";
 import { sha256Hex } from "@/lib/workspace/text";
 

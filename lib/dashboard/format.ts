@@ -49,11 +49,6 @@ export function formatAge(value: Date | string, now: number): string {
   return `${Math.round(ms / 86_400_000)} d ago`;
 }
 
-/** Pretty JSON (2-space indent) of any value; `undefined` becomes "". */
-export function prettyJson(value: unknown): string {
-  return value === undefined ? "" : JSON.stringify(value, null, 2);
-}
-
 /** Status → Tailwind classes of its badge; the timeline uses `STATUS_HEX` for the same colours. */
 export const STATUS_BADGE: Record<string, string> = {
   received: "bg-zinc-100 text-zinc-700 dark:bg-zinc-800 dark:text-zinc-200",

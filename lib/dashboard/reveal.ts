@@ -3,7 +3,7 @@
  * and isolates (the "Trojan Source" class, CVE-2021-42574), zero-width and other invisible
  * characters, Unicode tag characters (ASCII smuggling) and unusual spaces that look like a plain
  * space but are not one to a shell. Pure and dependency-free, so both server and client
- * components use it (issue 4: "invisible, bidirectional and control characters made visible").
+ * components use it, so invisible, bidirectional and control characters are made visible.
  *
  * Tab and line feed stay as they are: they render as whitespace a reader can see.
  */
@@ -88,14 +88,6 @@ export function revealParts(text: string): RevealPart[] {
   }
   if (last < text.length) parts.push({ kind: "text", text: text.slice(last) });
   return parts;
-}
-
-/** True when `text` holds any character `revealParts` would mark. */
-export function hasHiddenCharacters(text: string): boolean {
-  HIDDEN_CHARACTER.lastIndex = 0;
-  const found = HIDDEN_CHARACTER.test(text);
-  HIDDEN_CHARACTER.lastIndex = 0;
-  return found;
 }
 
 /** `text` with every hidden character replaced by `⟨label⟩` (for plain-text places such as titles). */

@@ -4,7 +4,7 @@ import { applyEol, decodeForDisplay, profileText, type Eol, type TextProfile } f
 
 /**
  * Unified diffs of a file's bytes before and after a write, for the tool result, the audit log and
- * the approval view (DESIGN.md: "unified diff + stats in result"). Built on the `diff` package
+ * the approval view (a unified diff and its counts travel with the result). Built on the `diff` package
  * (jsdiff `structuredPatch` / `formatPatch`).
  *
  * Changes a line diff cannot show well are reported as notes instead of as whole-file changes

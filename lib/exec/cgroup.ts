@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 /**
- * Linux control groups for `run_command` (issue 9 "Containment"): each command runs in a cgroup
+ * Linux control groups for `run_command`, part of its containment: each command runs in a cgroup
  * of its own, so the kernel caps the memory and the number of tasks of the whole command (every
  * process it starts, however it forks), counts what it refused, and lets the gateway kill all of
  * it at once, including processes that left the process group (`setsid`, daemons).

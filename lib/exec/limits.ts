@@ -2,7 +2,7 @@ import os from "node:os";
 import { z } from "zod";
 
 /**
- * The resource limits of `run_command` (issue 9 "Containment"): what they are, their safe
+ * The resource limits of `run_command` (its containment): what they are, their safe
  * defaults, how an operator sets them globally (AGENT_REACH_CMD_* in lib/config.ts) and per
  * policy rule (`limits` in a rule's options), and how the two combine with the call's own
  * `timeout_ms` / `max_output_chars`.

@@ -12,7 +12,7 @@ import { prepareBox, rescanSecretSystemPaths, type BoxPlan, type RemovedEntry, t
 import { isInside } from "@/lib/workspace/fence";
 
 /**
- * Runs one shell command for `run_command` (DESIGN.md tools table): `bash -c COMMAND` in its own
+ * Runs one shell command for `run_command` (lib/tools/run-command.ts): `bash -c COMMAND` in its own
  * process group (`detached`, so a timeout, an abort or the server's shutdown kills the command
  * and everything it started, grandchildren included), stdin closed (`/dev/null`), an explicit
  * environment (lib/exec/child-env.ts), optional resource limits, and output captured as bytes with
@@ -46,7 +46,7 @@ export interface ResourceLimits {
   addressSpaceBytes?: number | null;
 }
 
-/** Which limit stopped the command (issue 9: `limit`). */
+/** Which limit stopped the command (the result's `limit`). */
 export type LimitName = "memory" | "cpu" | "processes" | "file_size" | "time";
 
 /** The limits a command ran under, as enforced on this machine (null = not limited). */

@@ -4,7 +4,7 @@ import { errorBody, toErrorBody, ToolError, type ErrorBody } from "@/lib/errors"
 import { newId } from "@/lib/ids";
 import { redactServerSecretsValue, redactValue } from "@/lib/redact";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "@/lib/json-depth";
-import { failure, success, type Envelope } from "@/lib/result";
+import { failure, type Envelope } from "@/lib/result";
 import { finishCall, logText, notesToColumns, recordReceived, transition } from "@/lib/audit/calls";
 import type { PolicyVerdict } from "@/lib/policy/types";
 import { getTool } from "@/lib/tools/registry";
@@ -16,6 +16,7 @@ import type { FileChangeFacts } from "@/lib/policy/types";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { resolveInWorkspace, type FencedPath } from "@/lib/workspace/fence";
+import { fenceSubject } from "@/lib/workspace/fence-subject";
 import { executeCall } from "@/lib/gateway/execute";
 import { resolveSession } from "@/lib/gateway/sessions";
 import { currentWorkspace } from "@/lib/gateway/workspace";
@@ -25,7 +26,7 @@ import { startExecutor } from "@/lib/approvals/executor";
 import { argsColumn, decisionColumn, pendingColumn } from "@/lib/audit/record";
 
 /**
- * The one pipeline every door calls (DESIGN.md "One core, three doors"), split at the approval step:
+ * The one pipeline every door calls (docs/ARCHITECTURE.md), split at the approval step:
  * `decideCall`
  * 1. records the call (durable before anything else: every call has an audit row, even a bad one);
  * 2. parses the arguments with the tool's zod schema;
@@ -382,32 +383,4 @@ async function changeFacts(target: FencedPath, preview: ToolPreview): Promise<Fi
   if (bytes) for (const b of bytes) if (b === 10) lines++;
   if (bytes && bytes.length > 0 && bytes[bytes.length - 1] !== 10) lines++;
   return { path: target.relative, before: { lines, bytes: st.size }, deletions: preview.deletions ?? 0, afterBytes: preview.afterBytes ?? st.size };
-}
-
-export type FenceResult = { paths: FencedPath[]; cwd: FencedPath | null } | { error: ErrorBody; notes: AuditNotes };
-
-/** Fences every path argument and the cwd; the first refusal ends the call. */
-export async function fenceSubject(workspace: Workspace, paths: string[], cwd: string | undefined): Promise<FenceResult> {
-  const out: FencedPath[] = [];
-  for (const raw of [...paths, ...(cwd !== undefined ? [cwd] : [])]) {
-    try {
-      out.push(await resolveInWorkspace(workspace, raw));
-    } catch (err) {
-      const body = toErrorBody(err);
-      if (!(err instanceof ToolError)) return { error: body, notes: { pathRaw: raw } };
-      const resolved = typeof err.detail.path_resolved === "string" ? err.detail.path_resolved : undefined;
-      return { error: body, notes: { pathRaw: raw, ...(resolved && { pathResolved: resolved }) } };
-    }
-  }
-  if (cwd !== undefined) {
-    const cwdPath = out.pop()!;
-    if (cwdPath.kind !== "directory") {
-      return {
-        error: errorBody(cwdPath.exists ? "invalid_arguments" : "not_found", `cwd is not a directory: ${cwd}`, { cwd }),
-        notes: { pathRaw: cwd, pathResolved: cwdPath.absolute },
-      };
-    }
-    return { paths: out, cwd: cwdPath };
-  }
-  return { paths: out, cwd: null };
 }

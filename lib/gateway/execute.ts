@@ -1,5 +1,5 @@
 import { getConfig } from "@/lib/config";
-import { toErrorBody, ToolError } from "@/lib/errors";
+import { callStatusOf, toErrorBody, ToolError } from "@/lib/errors";
 import { redactServerSecretsValue, redactValue } from "@/lib/redact";
 import { failure, success, type Envelope } from "@/lib/result";
 import { finishCall } from "@/lib/audit/calls";
@@ -14,13 +14,6 @@ export function shutdownSignal(): AbortSignal {
   globalForShutdown.agentReachShutdown ??= new AbortController();
   return globalForShutdown.agentReachShutdown.signal;
 }
-
-/**
- * Errors that mean the tool tried and could not (status "failed"); every other error is a refusal
- * before any effect (status "rejected": stale content, no match, binary file, SSRF …), as the
- * field cases log them.
- */
-const FAILURES = new Set<string>(["internal", "write_failed", "command_failed_to_start", "fetch_failed", "fetch_timeout"]);
 
 /**
  * Runs a call that is already in status "running" and stores its outcome.
@@ -70,7 +63,7 @@ export async function executeCall(input: {
     if (!(err instanceof ToolError)) console.error(`[agent-reach] ${tool.name} ${callId} failed:`, err);
     const body = redactServerSecretsValue(toErrorBody(err));
     envelope = failure(callId, body);
-    status = body.name === "conflict" ? "conflict" : FAILURES.has(body.name) ? "failed" : "rejected";
+    status = callStatusOf(body.name);
   }
   const bytesOut = Buffer.byteLength(JSON.stringify(envelope));
   await finishCall(callId, ["running"], status, envelope, {

@@ -1,5 +1,6 @@
 import { getConfig, loadConfig, useConfig, type Config } from "@/lib/config";
-import { createClient, db, useDb, type Db } from "@/lib/db";
+import { createClient, db, useDb } from "@/lib/db";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { Envelope } from "@/lib/result";
 import { approveCall, rejectCall, type DecisionResult } from "@/lib/approvals/queue";
 import { waitForOutcome, withdrawCall } from "@/lib/approvals/wait";
@@ -29,12 +30,12 @@ export interface GatewayOptions {
   /** A complete configuration instead of `env`. */
   config?: Config;
   /** A Prisma client to use instead of one opened from the configuration's DATABASE_URL. */
-  db?: Db;
+  db?: PrismaClient;
 }
 
 export interface Gateway {
   config: Config;
-  db: Db;
+  db: PrismaClient;
   /** What start-up did (migrations, the agent token it created, …). */
   boot: BootstrapResult;
   /** The agent every `call` acts as (the first agent token of the database). */

@@ -2,7 +2,7 @@ import { db } from "@/lib/db";
 import { ruleOptionsOf } from "@/lib/audit/record";
 import { DEFAULT_RULES } from "@/lib/policy/default-rules";
 import { parseRuleOptions } from "@/lib/policy/rule-match";
-import type { Decision, PolicyRuleData, PolicyVerdict, RuleOptions } from "@/lib/policy/types";
+import type { Decision, PolicyRuleData, RuleOptions } from "@/lib/policy/types";
 
 /**
  * Policy rules as stored in the PolicyRule table: loaded for every call (cached briefly, and

@@ -4,7 +4,7 @@ import path from "node:path";
 import { getConfig, type Config } from "@/lib/config";
 import { db } from "@/lib/db";
 import { sha256Hex } from "@/lib/ids";
-import type { Workspace } from "@/lib/tools/define-tool";
+import type { Workspace } from "@/lib/workspace/types";
 
 const globalForWs = globalThis as unknown as { agentReachWorkspace?: Promise<Workspace> };
 

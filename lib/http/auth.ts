@@ -39,10 +39,32 @@ export async function requireReviewer(req: Request, options: { mutation: boolean
   if (options.mutation && reviewer.via === "session") {
     const origin = req.headers.get("origin");
     const host = req.headers.get("host");
-    const originOk = !origin || (host !== null && new URL(origin).host === host);
+    const originOk = !origin || (host !== null && hostOf(origin) === host);
     if (!originOk || req.headers.get("x-csrf-token") !== reviewer.csrfToken) {
       return { ok: false, response: errorResponse("forbidden", "CSRF check failed: send the X-CSRF-Token of your session from the same origin.") };
     }
   }
   return { ok: true, identity: reviewer };
+}
+
+/** The host (with port) of an `Origin` header value, or null when it is not a URL (e.g. "null"). */
+function hostOf(origin: string): string | null {
+  return URL.canParse(origin) ? new URL(origin).host : null;
+}
+
+/**
+ * For routes both an agent and a reviewer may call (reading a call): an agent token
+ * (`Bearer ar_agent_…`) authenticates the agent, anything else a reviewer (API token or the
+ * dashboard's session; the request must not change state).
+ * @returns `{agent}` or `{reviewer}`, or the 401 `unauthorized` response of the kind that was tried.
+ */
+export async function requireAgentOrReviewer(
+  req: Request,
+): Promise<{ ok: true; agent: AgentIdentity; reviewer: null } | { ok: true; agent: null; reviewer: ReviewerIdentity } | { ok: false; response: Response }> {
+  if (bearerToken(req.headers.get("authorization"))?.startsWith("ar_agent_")) {
+    const auth = await requireAgent(req);
+    return auth.ok ? { ok: true, agent: auth.identity, reviewer: null } : auth;
+  }
+  const auth = await requireReviewer(req, { mutation: false });
+  return auth.ok ? { ok: true, agent: null, reviewer: auth.identity } : auth;
 }

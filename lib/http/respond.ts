@@ -1,4 +1,4 @@
-import { getConfig } from "@/lib/config";
+import { getConfig, type Config } from "@/lib/config";
 import { errorBody, httpStatusOf, type ErrorName } from "@/lib/errors";
 import { failure, type Envelope } from "@/lib/result";
 
@@ -90,4 +90,16 @@ export function preferWaitMs(header: string | null): number | null {
     if (m) return Math.round(Number(m[1]) * 1000);
   }
   return null;
+}
+
+/**
+ * How long a request waits for a reviewer, from its `Prefer: wait=N` header: N seconds, or the
+ * configured default when absent, never more than the configured maximum (ms).
+ * @returns `waitMs`, and `applied`: the `Preference-Applied` header to answer with (RFC 7240
+ *   section 3), or null when the request stated no wait.
+ */
+export function approvalWait(req: Request, config: Pick<Config, "approvalWaitDefaultMs" | "approvalWaitMaxMs">): { waitMs: number; applied: string | null } {
+  const preferred = preferWaitMs(req.headers.get("prefer"));
+  const waitMs = Math.min(preferred ?? config.approvalWaitDefaultMs, config.approvalWaitMaxMs);
+  return { waitMs, applied: preferred !== null ? `wait=${Math.round(waitMs / 1000)}` : null };
 }

@@ -80,10 +80,11 @@ export async function handleMcpRequest(req: Request): Promise<Response> {
 }
 
 /**
- * A `tools/call` request whose params are not of the spec's shape (e.g. `arguments` is an array
- * or a string) gets JSON-RPC error -32602 "Invalid params" here. The SDK's `Server` parses the
+ * A `tools/call` request whose params are not of the spec's shape (e.g. `arguments` is an array or
+ * a string) gets JSON-RPC error -32602 "Invalid params" here. The SDK's `Server` parses the
  * request with its schema before its own tools/call check and reports that ZodError as -32603
- * "Internal error", which would blame the server for the agent's input (issue 8 door fuzzing).
+ * "Internal error", which would blame the server for the agent's input (found by fuzzing the
+ * doors, tests/reliability/fuzz-doors.test.ts).
  * @returns the error response, or null when the body is not such a request
  */
 function invalidToolCall(body: unknown): Response | null {

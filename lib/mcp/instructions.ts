@@ -1,5 +1,5 @@
 /**
- * How a model should use Agent Reach's tools (issue 9, "Guidance for agents"). Sent as the MCP
+ * How a model should use Agent Reach's tools. Sent as the MCP
  * server's `instructions` in the `initialize` result (MCP spec, "Lifecycle":
  * InitializeResult.instructions) and served as markdown by `GET /api/agent-instructions`, so
  * agents on the HTTP door and the CLI can put the same text in their system prompt; the README

@@ -8,8 +8,7 @@ import { RiskSet } from "@/lib/policy/risks";
 import type { Decision, PolicyInput, PolicyRuleData, PolicyVerdict } from "@/lib/policy/types";
 
 /**
- * The one place that decides allow / ask / deny for a tool call (STYLE.md habit 7;
- * DESIGN.md "Policy").
+ * The one place that decides allow / ask / deny for a tool call: no other module judges a call.
  *
  * - Rules apply when enabled and their `tool` is the call's tool or `"*"`; they are read in
  *   priority order (lower number first, ties by id).

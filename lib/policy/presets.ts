@@ -1,5 +1,5 @@
 import { DEFAULT_RULES } from "@/lib/policy/default-rules";
-import type { Decision, PolicyRuleData } from "@/lib/policy/types";
+import type { Decision, PolicyRuleData, PresetName } from "@/lib/policy/types";
 
 /**
  * Supervision presets: how much a person is asked, chosen per workspace and per agent token.
@@ -29,10 +29,10 @@ import type { Decision, PolicyRuleData } from "@/lib/policy/types";
  */
 
 /** The presets, least permissive first. */
-export const PRESET_NAMES = ["strict", "balanced", "autonomous"] as const;
+export const PRESET_NAMES = ["strict", "balanced", "autonomous"] as const satisfies readonly PresetName[];
 
-/** A supervision preset's name. */
-export type PresetName = (typeof PRESET_NAMES)[number];
+// A preset's name is a policy type (lib/policy/types.ts), re-exported here with the presets.
+export type { PresetName };
 
 /** The preset of a workspace nobody chose one for (AGENT_REACH_DEFAULT_PRESET overrides it). */
 export const DEFAULT_PRESET: PresetName = "balanced";

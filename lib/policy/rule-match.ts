@@ -6,7 +6,7 @@ import type { Decision, PolicyRuleData, RuleOptions, RuleRef } from "@/lib/polic
 
 /**
  * Small helpers shared by the policy's path and command halves: rule order, glob matching, and
- * combining decisions (deny beats ask beats allow, DESIGN.md "Policy").
+ * combining decisions (deny beats ask beats allow).
  */
 
 const SEVERITY: Record<Decision, number> = { allow: 0, ask: 1, deny: 2 };
@@ -144,8 +144,8 @@ export function parseRuleOptions(json: string | null): RuleOptions | null {
 
 /**
  * Combines the options of the rules that apply to a call, given in evaluation order (priority,
- * then id): for each limit, and for `redact`, the first rule that sets it wins, as rules do
- * (DESIGN.md "Policy": first match wins).
+ * then id): for each limit, and for `redact`, the first rule that sets it wins. (Decisions
+ * combine otherwise: the strongest matching decision wins, lib/policy/decide.ts.)
  * @returns the combined options, or undefined when no rule sets any
  */
 export function combineRuleOptions(rules: readonly PolicyRuleData[]): RuleOptions | undefined {

@@ -1,13 +1,17 @@
-import type { PresetName } from "@/lib/policy/presets";
 import type { RuleLimits } from "@/lib/exec/limits";
-import type { ToolRisk } from "@/lib/tools/define-tool";
 
 /**
  * Types shared by the policy engine (lib/policy), the gateway and the dashboard.
- * Decisions: deny beats ask beats allow (DESIGN.md "Policy").
+ * Decisions: deny beats ask beats allow (lib/policy/decide.ts).
  */
 
 export type Decision = "allow" | "ask" | "deny";
+
+/** A supervision preset's name (lib/policy/presets.ts holds the presets themselves). */
+export type PresetName = "strict" | "balanced" | "autonomous";
+
+/** How risky a tool is (lib/tools/define-tool.ts `risk`); the default policy and the MCP annotations derive from it. */
+export type ToolRisk = "read" | "write" | "exec" | "network";
 
 /** One ordered rule, as stored in the PolicyRule table. */
 export interface PolicyRuleData {

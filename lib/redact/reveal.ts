@@ -8,8 +8,8 @@ import { getTool } from "@/lib/tools/registry";
 import { resolveInWorkspace } from "@/lib/workspace/fence";
 
 /**
- * Revealing a masked value to a reviewer (issue 9: "show it only after an explicit click, and
- * log that it was revealed"). The dashboard shows a call's stored output, where secrets are
+ * Revealing a masked value to a reviewer: only after an explicit click, and the reveal is
+ * logged. The dashboard shows a call's stored output, where secrets are
  * masked (`[REDACTED:<kind>:<length>]`); the audit log never holds the raw values. When a reviewer
  * clicks "reveal", the dashboard calls `revealCallOutput`, which:
  *

@@ -1,6 +1,9 @@
 import type { z } from "zod";
 import type { Config } from "@/lib/config";
-import type { PolicyRuleData, RuleOptions, SandboxGrants } from "@/lib/policy/types";
+import type { AuditNotes, ToolPreview } from "@/lib/audit/types";
+import type { BackupRecord, BackupStore } from "@/lib/backups/types";
+import type { PolicyRuleData, RuleOptions, SandboxGrants, ToolRisk } from "@/lib/policy/types";
+import type { Workspace } from "@/lib/workspace/types";
 
 /**
  * The contract every tool module follows. One module = one zod input schema (`.strict()`,
@@ -9,8 +12,9 @@ import type { PolicyRuleData, RuleOptions, SandboxGrants } from "@/lib/policy/ty
  * registry of these definitions (lib/tools/registry.ts); no door has logic of its own.
  */
 
-/** How risky a tool is; the default policy and the MCP annotations derive from it. */
-export type ToolRisk = "read" | "write" | "exec" | "network";
+// The types below belong to the layers that own them; they are re-exported here because every
+// tool module needs them together with the tool contract.
+export type { AuditNotes, BackupRecord, BackupStore, ToolPreview, ToolRisk, Workspace };
 
 /** MCP tool annotations (MCP spec, "Tools → Tool annotations"): hints for clients, not guarantees. */
 export interface ToolAnnotations {
@@ -35,62 +39,6 @@ export const RISK_ANNOTATIONS: Record<ToolRisk, ToolAnnotations> = {
 /** A tool's annotations: those of its risk level, with the definition's own overrides on top. */
 export function annotationsOf(tool: Pick<ToolDefinition, "risk" | "annotations">): ToolAnnotations {
   return { ...RISK_ANNOTATIONS[tool.risk], ...tool.annotations };
-}
-
-/** A workspace the gateway serves. */
-export interface Workspace {
-  id: string;
-  /** Canonical root: `fs.realpath` of the configured root (a root behind a symlink is allowed). */
-  root: string;
-  /** The root as configured, before realpath (for messages and logs). */
-  configuredRoot: string;
-}
-
-/** What a tool tells the audit log about itself; merged into the call's row. */
-export interface AuditNotes {
-  /** A path argument exactly as the agent sent it. */
-  pathRaw?: string;
-  /** The canonical absolute path that was checked and opened. */
-  pathResolved?: string;
-  /** Short free-text subject for search: a path, a command or a URL. */
-  target?: string;
-  /** sha256 (hex) of the target file before / after the call; null when it did not exist. */
-  shaBefore?: string | null;
-  shaAfter?: string | null;
-  /** Backup made by this call. */
-  backupId?: string | null;
-  /** Bytes received from the agent / returned to it. */
-  bytesIn?: number;
-  bytesOut?: number;
-  /** True when the result does not hold everything (capped output, clipped lines, …). */
-  truncated?: boolean;
-  /** One-line human summary for timelines, e.g. "+3 −1 src/app.ts". */
-  summary?: string;
-}
-
-/** A stored backup (the bytes a file had before a write replaced them). */
-export interface BackupRecord {
-  id: string;
-  /** Workspace-relative path, "/"-separated. */
-  path: string;
-  sha256: string;
-  /** Size in bytes. */
-  size: number;
-  /** File mode bits (e.g. 0o644). */
-  mode: number;
-  /** The call that replaced these bytes. */
-  callId: string;
-  createdAt: Date;
-}
-
-/** Backups as seen by tools; implemented by lib/backups on the database. */
-export interface BackupStore {
-  /** Stores `bytes` (content-addressed, compressed) as a backup of `path` made by the current call. */
-  save(input: { path: string; bytes: Buffer; mode: number }): Promise<BackupRecord>;
-  /** One backup with its bytes, or null when the id is unknown in this workspace. */
-  get(id: string): Promise<(BackupRecord & { bytes: Buffer }) | null>;
-  /** Backups newest first, optionally of one path; `offset`/`limit` page the list. */
-  list(filter: { path?: string; offset: number; limit: number }): Promise<{ items: BackupRecord[]; total: number }>;
 }
 
 /** Everything a tool's `run` may use besides its arguments. */
@@ -120,23 +68,6 @@ export interface ToolContext {
    * Absent in unit tests: the default rules apply.
    */
   policyRules?: readonly PolicyRuleData[];
-}
-
-/** What the approval queue shows a reviewer before a risky call runs. */
-export interface ToolPreview {
-  /** Workspace-relative target, when the call is about one file. */
-  path?: string;
-  /** sha256 of the target now (null when it does not exist). */
-  targetSha256?: string | null;
-  /** Unified diff of the proposed change (writes and edits). */
-  diff?: string;
-  /** Added / removed line counts of the diff. */
-  additions?: number;
-  deletions?: number;
-  /** Size of the file after the change (bytes), when the preview knows it. */
-  afterBytes?: number;
-  /** Anything else a reviewer should see (e.g. "file is binary", "line endings change"). */
-  warnings?: string[];
 }
 
 /** Read-only lookups available to `subject` (no backups are made, nothing is noted). */

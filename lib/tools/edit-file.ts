@@ -6,9 +6,10 @@ import { requireEncoding } from "@/lib/workspace/encoding";
 import { assertSureEnough, assertWellFormed, editableText } from "@/lib/workspace/text";
 import { previewUpdate, updateFile, type CurrentFile, type PlannedContent, type UpdateRequest } from "@/lib/workspace/update-file";
 import { UpdateResultOutput } from "@/lib/tools/outputs";
+import { expectedSha256Field } from "@/lib/tools/inputs";
 
 /**
- * edit_file: exact string replacement in an existing file (DESIGN.md "Tools"; field cases C06,
+ * edit_file: exact string replacement in an existing file (docs/field-cases.md C06,
  * C07, C08, C10, C14, C15, C17). Matching and line-ending rules are in lib/workspace/edit-text.ts;
  * the write (lock, checks, backup, atomic rename, diff) in lib/workspace/update-file.ts.
  *
@@ -21,8 +22,6 @@ import { UpdateResultOutput } from "@/lib/tools/outputs";
  * unsure guess, are refused with `encoding_unsupported`.
  */
 
-const SHA256 = /^[0-9a-fA-F]{64}$/;
-
 export const EditFileInput = z
   .object({
     path: z.string().describe("File to edit: relative to the workspace root (e.g. \"src/app.ts\") or absolute inside it. The file must exist."),
@@ -33,13 +32,9 @@ export const EditFileInput = z
       ),
     new_string: z.string().describe("Replacement text. Must differ from old_string. Line breaks follow the file's style (CRLF files stay CRLF)."),
     replace_all: z.boolean().default(false).describe("Replace every non-overlapping occurrence instead of requiring exactly one (default false)."),
-    expected_sha256: z
-      .string()
-      .regex(SHA256, "expected_sha256 must be 64 hexadecimal digits")
-      .optional()
-      .describe(
-        "The sha256 that read_file reported for this file. When given, the edit happens only if the file still has exactly that content; otherwise it fails with stale_content and the current sha256.",
-      ),
+    expected_sha256: expectedSha256Field(
+      "The sha256 that read_file reported for this file. When given, the edit happens only if the file still has exactly that content; otherwise it fails with stale_content and the current sha256.",
+    ),
     encoding: z
       .string()
       .min(1)

@@ -6,8 +6,9 @@ import { decodeBody, isHtml, isTextBody, parseContentType } from "@/lib/net/resp
 import { canonicalUrl } from "@/lib/net/url-target";
 import { defineTool } from "@/lib/tools/define-tool";
 import { MASKED_OUTPUT_NOTE } from "@/lib/redact";
+import { sliceCodePoints } from "@/lib/unicode";
 
-/** Defaults and bounds (issue 6; DESIGN.md tools table). Bytes, characters, milliseconds. */
+/** Defaults and bounds. Bytes, characters, milliseconds. */
 const DEFAULT_TIMEOUT_MS = 10_000;
 const MAX_TIMEOUT_MS = 120_000;
 const MAX_BYTES = 5 * 1024 * 1024;
@@ -96,7 +97,7 @@ export const FetchUrlInput = z
       .positive()
       .max(MAX_TIMEOUT_MS / 1000)
       .optional()
-      .describe("Same limit in seconds (seed 002 form, e.g. 5); timeout_ms wins when both are given."),
+      .describe("Same limit in seconds (e.g. 5); timeout_ms wins when both are given."),
     max_bytes: z
       .number()
       .int()
@@ -167,7 +168,7 @@ const FetchUrlOutputSchema = z.looseObject({
 });
 
 /**
- * fetch_url: one HTTP(S) GET or HEAD with SSRF protection (DESIGN.md tools table; field case
+ * fetch_url: one HTTP(S) GET or HEAD with SSRF protection (docs/field-cases.md
  * C25). The connection can only reach public addresses: the host is resolved once inside the
  * HTTP client's connection hook, every address is checked and the socket is pinned to them
  * (lib/net/pinned-fetch.ts); every redirect hop is checked the same way.
@@ -221,7 +222,7 @@ export const fetchUrlTool = defineTool({
     const decoded = decodeBody(res.body, type, !res.maxBytesReached);
     const extract = args.extract_text && isHtml(type);
     const text = extract ? htmlToText(decoded.text, res.url) : decoded.text;
-    const content = capChars(text, args.max_chars);
+    const content = sliceCodePoints(text, 0, args.max_chars);
     const truncated = res.maxBytesReached || content.length < text.length;
     ctx.note({
       target: res.url,
@@ -246,13 +247,6 @@ export const fetchUrlTool = defineTool({
     };
   },
 });
-
-/** The first `max` characters of `text`, without splitting a surrogate pair. */
-function capChars(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const code = text.charCodeAt(max - 1);
-  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
-}
 
 function lowerCaseNames(headers: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));

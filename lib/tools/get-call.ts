@@ -2,7 +2,7 @@ import { z } from "zod";
 import { db } from "@/lib/db";
 import { ToolError } from "@/lib/errors";
 import { isFinal } from "@/lib/audit/calls";
-import { waitForOutcome } from "@/lib/approvals/queue";
+import { waitForOutcome } from "@/lib/approvals/wait";
 import { defineTool } from "@/lib/tools/define-tool";
 import { heldEffectsOf } from "@/lib/effects/call-hooks";
 import { HeldEffectsOutput } from "@/lib/tools/outputs";
@@ -39,7 +39,7 @@ const GetCallOutput = z.looseObject({
 /**
  * get_call: the status and, once finished, the result envelope of an earlier call of the same
  * agent token. This is how an agent collects the outcome of a call that waited for approval
- * (DESIGN.md "Waiting for a person"). Another agent's call answers `not_found`. A run_command
+ * (once its own request stopped waiting). Another agent's call answers `not_found`. A run_command
  * whose file changes are held for a reviewer stays "pending" with no result here, and says so in
  * `held_effects` (the decision asked of the reviewer, the files, the dangers named: see
  * lib/effects/call-hooks.ts `heldEffectsOf`); `wait_ms` waits for the decision on them (the held

@@ -3,9 +3,9 @@ import { defineTool } from "@/lib/tools/define-tool";
 import { resolveInWorkspace } from "@/lib/workspace/fence";
 
 /**
- * list_backups: the backups of the workspace, newest first, optionally of one file (DESIGN.md
- * "Tools"). A path is fenced like any other, so a symlink lists the backups of its target (the
- * path writes through it are recorded under).
+ * list_backups: the backups of the workspace, newest first, optionally of one file. A path is
+ * fenced like any other, so a symlink lists the backups of its target (the path writes through it
+ * are recorded under).
  */
 
 export const ListBackupsInput = z

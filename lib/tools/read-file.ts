@@ -12,7 +12,7 @@ const MAX_LIMIT = 2000;
 /** Smallest character cap an agent may ask for (room for a line prefix and some text). */
 const MIN_MAX_CHARS = 100;
 
-/** Arguments of read_file (seed 000 contract); defaults are filled by the schema. */
+/** Arguments of read_file; defaults are filled by the schema. */
 export const ReadFileInput = z
   .object({
     path: z
@@ -103,7 +103,7 @@ export const ReadFileOutputSchema = z.looseObject({
 });
 
 /**
- * read_file: one page of a text file with line numbers (seed 000 contract; field cases C01-C03,
+ * read_file: one page of a text file with line numbers (docs/field-cases.md C01-C03,
  * C05, C10-C12). Fenced to the workspace, streamed with constant memory, capped in characters.
  */
 export const readFileTool = defineTool({

@@ -4,25 +4,22 @@ import { defineTool, type BackupRecord, type ToolContext } from "@/lib/tools/def
 import { sha256Hex } from "@/lib/workspace/text";
 import { previewUpdate, updateFile, type PlannedContent, type UpdateRequest } from "@/lib/workspace/update-file";
 import { UpdateResultOutput } from "@/lib/tools/outputs";
+import { expectedSha256Field } from "@/lib/tools/inputs";
 
 /**
- * restore_backup: writes a backup's bytes and mode back to its path (DESIGN.md "Tools"; field
- * cases C06-3, C10-4, C15-5). The restore is itself an audited write through the same pipeline as
+ * restore_backup: writes a backup's bytes and mode back to its path (docs/field-cases.md
+ * C06-3, C10-4, C15-5). The restore is itself an audited write through the same pipeline as
  * write_file: fenced again (the path may have become a symlink since), locked, checked against
  * `expected_sha256` and the queued sha256, and it backs up the current bytes first, so a restore
  * can be undone by restoring that new backup. Backups are bytes, never decoded text.
  */
 
-const SHA256 = /^[0-9a-fA-F]{64}$/;
-
 export const RestoreBackupInput = z
   .object({
     backup_id: z.string().min(1).describe("The backup to restore: a backup_id from write_file, edit_file, restore_backup or list_backups."),
-    expected_sha256: z
-      .string()
-      .regex(SHA256, "expected_sha256 must be 64 hexadecimal digits")
-      .optional()
-      .describe("The sha256 the file has now. When given, the restore happens only if the file still has exactly that content (else stale_content)."),
+    expected_sha256: expectedSha256Field(
+      "The sha256 the file has now. When given, the restore happens only if the file still has exactly that content (else stale_content).",
+    ),
   })
   .strict();
 

@@ -13,7 +13,7 @@ import { describe as describeChanges, runWithEffects } from "@/lib/effects/comma
 import { heldNote } from "@/lib/effects/call-hooks";
 import type { ChangesSummary } from "@/lib/effects/stage";
 
-/** Default wall-clock limit (ms), DESIGN.md tools table; the largest is MAX_TIMEOUT_MS. */
+/** Default wall-clock limit (ms); the largest is MAX_TIMEOUT_MS. */
 const DEFAULT_TIMEOUT_MS = 120_000;
 /** Default and smallest output cap (characters of stdout + stderr); the largest is MAX_OUTPUT_CHARS. */
 const DEFAULT_MAX_OUTPUT_CHARS = 30_000;
@@ -90,11 +90,11 @@ const RunCommandOutputSchema = z.looseObject({
 });
 
 /**
- * run_command: runs a program in the workspace (DESIGN.md tools table; field cases C20, C21, C23).
+ * run_command: runs a program in the workspace (docs/field-cases.md C20, C21, C23).
  * The gateway has already fenced `cwd` and asked the policy (lib/policy/decide.ts); `run` fences
  * `cwd` again (it runs later, possibly after an approval) and executes with the same child
  * environment the policy judged (lib/exec/child-env.ts), under the resource limits of the
- * configuration with the matching rules' `limits` over them (lib/exec/limits.ts, issue 9). The
+ * configuration with the matching rules' `limits` over them (lib/exec/limits.ts). The
  * call's `timeout_ms` and `max_output_chars` are lowered to those limits' ceilings when above.
  */
 export const runCommandTool = defineTool({

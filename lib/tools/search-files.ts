@@ -11,6 +11,7 @@ import { LineMatcher, MatchFailure, type LineHit } from "@/lib/workspace/search-
 import { MASKED_OUTPUT_NOTE } from "@/lib/redact";
 import { DEFAULT_RULES } from "@/lib/policy/default-rules";
 import { sensitivePathRule } from "@/lib/policy/rule-match";
+import { sliceCodePoints } from "@/lib/unicode";
 
 /** Deepest directory level walked. */
 const MAX_DEPTH = 64;
@@ -123,12 +124,6 @@ function quote(query: string): string {
 function regexCause(err: unknown): string {
   const message = (err as Error).message;
   return message.slice(message.lastIndexOf(": ") + 2);
-}
-
-/** Slice of `s` from `start` to `end` that does not cut a surrogate pair at either end. */
-function sliceCodePoints(s: string, start: number, end: number): string {
-  const isLow = (i: number) => i > 0 && i < s.length && s.charCodeAt(i) >= 0xdc00 && s.charCodeAt(i) <= 0xdfff;
-  return s.slice(isLow(start) ? start + 1 : start, isLow(end) ? end - 1 : end);
 }
 
 /** The line, or a window of it around the match at `index`, at most MAX_LINE_CHARS long. */

@@ -5,9 +5,10 @@ import { previewUpdate, updateFile, type CurrentFile, type PlannedContent, type 
 import { requireEncoding } from "@/lib/workspace/encoding";
 import { applyEol, assertSureEnough, assertWellFormed, detectEol, encodeText, isBinaryBytes, profileText, stripLeadingBom } from "@/lib/workspace/text";
 import { UpdateResultOutput } from "@/lib/tools/outputs";
+import { expectedSha256Field } from "@/lib/tools/inputs";
 
 /**
- * write_file: create a file or replace its whole content (DESIGN.md "Tools"; field cases C06, C07,
+ * write_file: create a file or replace its whole content (docs/field-cases.md C06, C07,
  * C08, C10, C13, C14, C15). The write is atomic, backed up and diffed by lib/workspace/update-file.
  *
  * Content rules over an existing file (documented in the description, C08-4):
@@ -25,8 +26,6 @@ import { UpdateResultOutput } from "@/lib/tools/outputs";
  * - `encoding` on the call wins over detection and the workspace's legacy setting, not over a BOM.
  */
 
-const SHA256 = /^[0-9a-fA-F]{64}$/;
-
 export const WriteFileInput = z
   .object({
     path: z.string().describe("File to create or overwrite: relative to the workspace root (e.g. \"src/app.ts\") or absolute inside it."),
@@ -36,13 +35,9 @@ export const WriteFileInput = z
         "The complete new content of the file, as text. Written as UTF-8, except that an existing file keeps its encoding (UTF-16, GBK, Shift_JIS, windows-1252, …) and an existing CRLF file stays CRLF.",
       ),
     create_dirs: z.boolean().default(true).describe("Create missing parent directories inside the workspace (default true)."),
-    expected_sha256: z
-      .string()
-      .regex(SHA256, "expected_sha256 must be 64 hexadecimal digits")
-      .optional()
-      .describe(
-        "The sha256 that read_file reported for this file. When given, the write happens only if the file still has exactly that content; otherwise it fails with stale_content and the current sha256.",
-      ),
+    expected_sha256: expectedSha256Field(
+      "The sha256 that read_file reported for this file. When given, the write happens only if the file still has exactly that content; otherwise it fails with stale_content and the current sha256.",
+    ),
     encoding: z
       .string()
       .min(1)

@@ -7,7 +7,7 @@ import { ToolError } from "@/lib/errors";
 import { isInside } from "@/lib/workspace/fence";
 
 /**
- * Atomic file replacement (field case C13; the "temp file + rename" strategy of seed 000, done
+ * Atomic file replacement (docs/field-cases.md C13; the "temp file + rename" strategy, done
  * without its side effects):
  * - the bytes go to a temp file with a unique name in the target's directory (C14: no shared
  *   `.tmp` name), created with `O_EXCL | O_NOFOLLOW` and the final mode, so a 0600 file is never

@@ -2,14 +2,14 @@ import { constants as fsConstants } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@/lib/errors";
-import type { Workspace } from "@/lib/tools/define-tool";
+import type { Workspace } from "@/lib/workspace/types";
 
 /**
  * The workspace fence: every path an agent sends goes through `resolveInWorkspace` before any
  * file is opened, and files are opened with `openForRead` (or checked with `assertHandleIsFenced`)
  * so that what is used is byte-for-byte what was checked.
  *
- * Rules (../shared/cases/field-cases.md C01, C02, C03, C05):
+ * Rules (docs/field-cases.md C01, C02, C03, C05):
  * - the string is validated first (`validatePathString`): no NUL, control characters,
  *   backslashes, Windows drives/UNC, NTFS streams, lone surrogates; nothing is decoded,
  *   expanded (`~`, `$HOME`) or Unicode-normalized;
@@ -21,12 +21,12 @@ import type { Workspace } from "@/lib/tools/define-tool";
  *   canonical path (realpath of the nearest existing ancestor + the missing tail) must lie
  *   inside the root, by path components, never by string prefix.
  *
- * Reasons of `path_outside_workspace` (C01, C02, C03; taxonomy of modelcontextprotocol/servers
- * PR #4789): "lexical" when the path leaves the root before any symlink is looked at; "symlink"
- * when the file itself, or the existing directory it is (or would be created) in, resolves
- * outside through a symlink (C02 1-5, a dangling final link C03-1); "parent_symlink" when the
- * file's parent directory does not exist yet and its nearest existing ancestor resolves outside,
- * i.e. creating the missing directories would create them outside (C03-2).
+ * Reasons of `path_outside_workspace` (C01, C02, C03): "lexical" when the path leaves the root
+ * before any symlink is looked at; "symlink" when the file itself, or the existing directory it is
+ * (or would be created) in, resolves outside through a symlink (C02 1-5, a dangling final link
+ * C03-1); "parent_symlink" when the file's parent directory does not exist yet and its nearest
+ * existing ancestor resolves outside, i.e. creating the missing directories would create them
+ * outside (C03-2).
  */
 
 /** A path argument after the fence accepted it. */
@@ -73,7 +73,6 @@ const MAX_SYMLINK_HOPS = 40;
 // C0 controls, DEL, C1 controls, line/paragraph separators and bidi overrides/isolates: any of
 // them can forge a log line or disguise a name on the dashboard (C05-5).
 const CONTROL_CHARS = /[\u0001-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const WINDOWS_DRIVE_OR_UNC = /^(?:[A-Za-z]:|\\\\|\/\/(?!\/))/;
 // An NTFS stream type suffix (`name::$DATA`, `name:s:$DATA`) is never a real POSIX name; a plain
 // `name:stream` is refused only on Windows, where it addresses a stream (C05-8).
@@ -97,7 +96,7 @@ export function validatePathString(raw: string, platform: NodeJS.Platform = proc
   if (raw.length === 0) throw invalid("empty", "The path is empty; use \".\" for the workspace root.", raw);
   if (raw.includes("\u0000")) throw invalid("nul_byte", "The path contains a NUL byte.", raw);
   if (CONTROL_CHARS.test(raw)) throw invalid("control_char", "The path contains a control character.", raw);
-  if (LONE_SURROGATE.test(raw)) throw invalid("invalid_unicode", "The path contains an unpaired UTF-16 surrogate.", raw);
+  if (!raw.isWellFormed()) throw invalid("invalid_unicode", "The path contains an unpaired UTF-16 surrogate.", raw);
   if (WINDOWS_DRIVE_OR_UNC.test(raw)) {
     throw invalid("windows_drive_or_unc", "Windows drive letters and UNC paths are not accepted; use a workspace-relative path with \"/\".", raw);
   }

@@ -4,9 +4,10 @@ import { heldLockCount, withLock } from "@/lib/mutex";
  * One writer at a time per canonical path within this process (field case C14), on the shared
  * keyed mutex (lib/mutex.ts) so that every door and route bundle meets on the same lock.
  *
- * Scope: one Node process. Calls are executed on the host that owns the workspace (DESIGN.md,
- * "Scale path"), so all writers of one file meet here; writers outside Agent Reach are caught by
- * the content-hash checks (`expected_sha256`, C15), not by this lock.
+ * Scope: one Node process. Calls are executed on the host that owns the workspace (one instance
+ * owns each workspace, docs/ARCHITECTURE.md), so all writers of one file meet here; writers
+ * outside Agent Reach are caught by the content-hash checks (`expected_sha256`, C15), not by this
+ * lock.
  */
 
 const PREFIX = "path:";

@@ -14,9 +14,10 @@ import {
 } from "@/lib/workspace/encoding";
 import { SNIFF_BYTES, sniffText, type Sniffed } from "@/lib/workspace/read-sniff";
 import type { Eol, TextEncoding } from "@/lib/workspace/text";
+import { sliceCodePoints } from "@/lib/unicode";
 
 /**
- * Paged, streaming text reads (seed 000 contract of read_file; field cases C10, C11, C12).
+ * Paged, streaming text reads (read_file; docs/field-cases.md C10, C11, C12).
  *
  * Memory stays constant whatever the file size: the file is read in `CHUNK_BYTES` chunks, only
  * the requested lines are kept, and they are kept only up to a byte budget derived from the
@@ -333,14 +334,6 @@ async function scanLines(
   return lineStart < pos ? line + 1 : line;
 }
 
-/** Prefix of `text` at most `room` code units long, never ending on a lone high surrogate. */
-function cutAtCodePoint(text: string, room: number): string {
-  let cut = Math.max(0, Math.min(room, text.length));
-  const last = text.charCodeAt(cut - 1);
-  if (cut > 0 && last >= 0xd800 && last <= 0xdbff) cut--;
-  return text.slice(0, cut);
-}
-
 /** Page fields computed from the collected lines. */
 type Assembled = Pick<Page, "content" | "returnedLines" | "clippedLines" | "truncated" | "nextOffset">;
 
@@ -373,7 +366,7 @@ function assemble(page: PageCollector, encoding: TextEncoding, req: PageRequest,
       continue;
     }
     if (returned === 0) {
-      content = prefix + cutAtCodePoint(text, req.maxChars - prefix.length);
+      content = prefix + sliceCodePoints(text, 0, req.maxChars - prefix.length);
       returned = 1;
       clippedLines.push(lineNo + 1);
     }

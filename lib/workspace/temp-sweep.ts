@@ -4,7 +4,7 @@ import { db } from "@/lib/db";
 import { currentWorkspace } from "@/lib/gateway/workspace";
 
 /**
- * Start-up sweep of orphaned temp files of our atomic writes (issue 8, crash consistency).
+ * Start-up sweep of orphaned temp files of our atomic writes (crash consistency).
  *
  * `atomicWriteFile` (lib/workspace/atomic-write.ts) writes the new bytes to
  * `.<16 hex digits>.agent-reach.tmp` in the target's directory and renames it over the target.

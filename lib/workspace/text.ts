@@ -12,6 +12,7 @@ import {
   type EncodingName,
   type EncodingSource,
 } from "@/lib/workspace/encoding";
+import { detectEol, type Eol } from "@/lib/workspace/line-endings";
 
 /**
  * Text encoding, byte order marks and line endings of file contents, and the exact way back from
@@ -25,8 +26,8 @@ import {
  * bytes kept around it are checked to be identical to what was there.
  */
 
-/** Line-ending style: only "\n", only "\r\n", both, or no line break at all. A lone "\r" is not a line break. */
-export type Eol = "lf" | "crlf" | "mixed" | "none";
+// Line endings have their own pure module (the dashboard's text box uses it too).
+export { detectEol, type Eol } from "@/lib/workspace/line-endings";
 
 /** Canonical name of an encoding we read and write back ("utf-8", "utf-16le", "gbk", "windows-1252", …). */
 export type TextEncoding = EncodingName;
@@ -67,7 +68,6 @@ export interface TextProfile {
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 const UTF16LE_BOM = Buffer.from([0xff, 0xfe]);
 const UTF16BE_BOM = Buffer.from([0xfe, 0xff]);
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** sha256 of `bytes` as 64 lower-case hex digits (the hash every tool reports and compares, C15). */
 export function sha256Hex(bytes: Buffer): string {
@@ -88,22 +88,6 @@ export function detectBom(bytes: Buffer): { encoding: TextEncoding; length: numb
   }
   if (bytes.subarray(0, 2).equals(UTF16BE_BOM)) return { encoding: "utf-16be", length: 2 };
   return null;
-}
-
-/**
- * Line-ending style of `text`: "crlf" when every "\n" follows a "\r", "lf" when none does,
- * "mixed" when both occur, "none" without any "\n".
- */
-export function detectEol(text: string): Eol {
-  let crlf = 0;
-  let lf = 0;
-  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) {
-    if (i > 0 && text.charCodeAt(i - 1) === 13) crlf++;
-    else lf++;
-    if (crlf > 0 && lf > 0) return "mixed";
-  }
-  if (crlf > 0) return "crlf";
-  return lf > 0 ? "lf" : "none";
 }
 
 /**
@@ -259,7 +243,7 @@ export function applyEol(text: string, eol: "lf" | "crlf"): string {
  * @throws ToolError `invalid_arguments` with detail {reason: "lone_surrogate", argument}
  */
 export function assertWellFormed(s: string, what: string): void {
-  if (LONE_SURROGATE.test(s)) {
+  if (!s.isWellFormed()) {
     throw new ToolError("invalid_arguments", `${what} contains an unpaired UTF-16 surrogate, which cannot be written as UTF-8.`, {
       reason: "lone_surrogate",
       argument: what,

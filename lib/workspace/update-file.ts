@@ -1,6 +1,9 @@
 import { ToolError } from "@/lib/errors";
 import { capDiff, diffFileBytes, type FileDiff } from "@/lib/diff/unified";
-import type { ToolContext, ToolPreview } from "@/lib/tools/define-tool";
+import type { Config } from "@/lib/config";
+import type { AuditNotes, ToolPreview } from "@/lib/audit/types";
+import type { BackupStore } from "@/lib/backups/types";
+import type { Workspace } from "@/lib/workspace/types";
 import { asExpectedWriteFailure, atomicWriteFile } from "@/lib/workspace/atomic-write";
 import { openForRead, resolveInWorkspace, type FencedPath } from "@/lib/workspace/fence";
 import { withPathLock } from "@/lib/workspace/path-lock";
@@ -83,6 +86,19 @@ export interface UpdateResult {
 }
 
 /**
+ * What the pipeline uses of a tool call's context (a tool passes its ToolContext,
+ * lib/tools/define-tool.ts): the workspace, the configuration, the audit notes, the backup store
+ * and, for an approved call that was queued, the target's sha256 at queue time.
+ */
+export interface UpdateContext {
+  workspace: Workspace;
+  config: Config;
+  note(notes: AuditNotes): void;
+  backups: BackupStore;
+  queuedTargetSha256?: string | null;
+}
+
+/**
  * Runs a write through the pipeline (see the module comment).
  *
  * @returns the write's result plus the writer's plan (for writer-specific fields)
@@ -96,7 +112,7 @@ export interface UpdateResult {
  *   directory on the path was removed or swapped for a symlink while the call ran
  *   (`asExpectedWriteFailure`). Never a raw file-system error.
  */
-export async function updateFile<P extends PlannedContent>(ctx: ToolContext, req: UpdateRequest<P>): Promise<{ result: UpdateResult; plan: P }> {
+export async function updateFile<P extends PlannedContent>(ctx: UpdateContext, req: UpdateRequest<P>): Promise<{ result: UpdateResult; plan: P }> {
   try {
     return await updateFileSteps(ctx, req);
   } catch (err) {
@@ -104,7 +120,7 @@ export async function updateFile<P extends PlannedContent>(ctx: ToolContext, req
   }
 }
 
-async function updateFileSteps<P extends PlannedContent>(ctx: ToolContext, req: UpdateRequest<P>): Promise<{ result: UpdateResult; plan: P }> {
+async function updateFileSteps<P extends PlannedContent>(ctx: UpdateContext, req: UpdateRequest<P>): Promise<{ result: UpdateResult; plan: P }> {
   const fenced = await fenceTarget(ctx, req);
   return withPathLock(fenced.absolute, async () => {
     const target = await resolveInWorkspace(ctx.workspace, req.rawPath);
@@ -130,7 +146,7 @@ async function updateFileSteps<P extends PlannedContent>(ctx: ToolContext, req: 
  * @throws the same ToolErrors as `updateFile` before its write (a call that cannot succeed is
  *   refused before anyone is asked to approve it); never `conflict` or `write_failed`
  */
-export async function previewUpdate<P extends PlannedContent>(ctx: ToolContext, req: UpdateRequest<P>): Promise<ToolPreview> {
+export async function previewUpdate<P extends PlannedContent>(ctx: UpdateContext, req: UpdateRequest<P>): Promise<ToolPreview> {
   const target = await fenceTarget(ctx, req);
   const current = await readCurrent(ctx, target);
   assertExpected(req.expectedSha256, current);
@@ -150,7 +166,7 @@ export async function previewUpdate<P extends PlannedContent>(ctx: ToolContext, 
   };
 }
 
-async function fenceTarget(ctx: ToolContext, req: UpdateRequest<PlannedContent>): Promise<FencedPath> {
+async function fenceTarget(ctx: UpdateContext, req: UpdateRequest<PlannedContent>): Promise<FencedPath> {
   ctx.note({ pathRaw: req.rawPath });
   const target = await resolveInWorkspace(ctx.workspace, req.rawPath);
   ctx.note({ pathResolved: target.absolute, target: target.relative });
@@ -168,7 +184,7 @@ async function fenceTarget(ctx: ToolContext, req: UpdateRequest<PlannedContent>)
 }
 
 /** Reads the target through the fence's checked open; null when it does not exist. */
-async function readCurrent(ctx: ToolContext, target: FencedPath): Promise<CurrentFile | null> {
+async function readCurrent(ctx: UpdateContext, target: FencedPath): Promise<CurrentFile | null> {
   if (!target.exists) return null;
   const handle = await openForRead(ctx.workspace, target);
   try {
@@ -204,8 +220,8 @@ function assertExpected(expected: string | undefined, current: CurrentFile | nul
   );
 }
 
-/** DESIGN.md "Approval is on the exact queued arguments": the target must be as it was at queue time. */
-function assertNotChangedSinceQueued(ctx: ToolContext, current: CurrentFile | null): void {
+/** An approval is of the exact queued change: the target must be as it was at queue time. */
+function assertNotChangedSinceQueued(ctx: UpdateContext, current: CurrentFile | null): void {
   const queued = ctx.queuedTargetSha256;
   const now = current?.sha256 ?? null;
   if (queued === undefined || queued === now) return;
@@ -215,7 +231,7 @@ function assertNotChangedSinceQueued(ctx: ToolContext, current: CurrentFile | nu
   });
 }
 
-async function commit(ctx: ToolContext, target: FencedPath, current: CurrentFile | null, plan: PlannedContent, createDirs: boolean): Promise<UpdateResult> {
+async function commit(ctx: UpdateContext, target: FencedPath, current: CurrentFile | null, plan: PlannedContent, createDirs: boolean): Promise<UpdateResult> {
   const diff = diffFileBytes(target.relative, current?.bytes ?? null, plan.bytes, { encoding: plan.encoding, legacy: ctx.config.legacyEncoding });
   const sha256 = sha256Hex(plan.bytes);
   const unchanged = current !== null && current.bytes.equals(plan.bytes) && (plan.mode === undefined || plan.mode === current.mode);

@@ -8,7 +8,7 @@ import { runCli } from "@/tests/cli/run-cli";
 import { sql } from "@/tests/helpers/sql";
 
 /**
- * The agent-reach CLI as a subprocess against the real server (issue 5 "Must show"): every exit
+ * The agent-reach CLI as a subprocess against the real server: every exit
  * status class, @file, -, text and json formats, non-ASCII output, and the commands generated
  * from GET /api/tools.
  */
@@ -142,7 +142,7 @@ describe("agent-reach CLI", () => {
     expect(fs.readFileSync(path.join(server.workspace, "piped.md"), "utf8")).toBe(UNICODE);
   });
 
-  it("transforms @file and stdin input (seed 002's transform)", async () => {
+  it("transforms @file and stdin input (the CLI's transform)", async () => {
     const fromFile = await cli(["transform", "--input", `@${path.join(local, "data.json")}`, "--from", "json", "--to", "yaml", "--format", "text"]);
     expect(fromFile.status).toBe(0);
     expect(fromFile.stdout).toContain("name: Zoë");

@@ -6,7 +6,7 @@ import { startTestServer, type TestServer } from "@/tests/helpers/server";
 import { sql } from "@/tests/helpers/sql";
 
 /**
- * The approval queue through the real HTTP door (issue 3 "Must show"): an agent's write waits
+ * The approval queue through the real HTTP door: an agent's write waits
  * for a reviewer; approve, reject, expire, conflict (605), exactly-once under concurrent
  * approvals, and pending calls surviving a SIGKILL of the server.
  */

@@ -12,7 +12,7 @@ import { sql } from "@/tests/helpers/sql";
 import { PRESET_NAMES, type PresetName } from "@/lib/policy/presets";
 
 /**
- * Containment through the real product (issue 9 "Must show"), `scripts/start.ts` → `next start`:
+ * Containment through the real product, `scripts/start.ts` → `next start`:
  * - a memory hog, an infinite CPU loop, a fork bomb and a huge file write, each approved by a
  *   reviewer and run by the server, are stopped by their limit with the right `limit`, while
  *   /api/health keeps answering. CPU and file size come from the server's settings

@@ -12,7 +12,7 @@ import { startTestServer, type TestServer } from "@/tests/helpers/server";
 import { sql } from "@/tests/helpers/sql";
 
 /**
- * The MCP door (issue 5 "Must show") with real MCP clients against the real product
+ * The MCP door with real MCP clients against the real product
  * (`scripts/start.ts` → `next start`): the official SDK client over Streamable HTTP, and the
  * MCP Inspector's CLI mode.
  */

@@ -4,7 +4,7 @@ import { startTestServer, type TestServer } from "@/tests/helpers/server";
 import { launchChromium, logPageErrors, reviewerContext, screenshot, seedSession, signIn, sqliteDataDir } from "@/tests/e2e/browser";
 
 /**
- * Policy, tokens, audit and settings in a real browser (issue 4 §5–7): edit rules and ask the
+ * Policy, tokens, audit and settings in a real browser: edit rules and ask the
  * policy about a sample without running it, create a token that works once and stops working
  * when revoked, verify the hash chain and export JSONL, and every page usable at 375 px wide.
  */

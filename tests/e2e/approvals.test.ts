@@ -8,7 +8,7 @@ import { startTestServer, type TestServer } from "@/tests/helpers/server";
 import { launchChromium, logPageErrors, reviewerContext, screenshot, signIn, sqliteDataDir, waitFor } from "@/tests/e2e/browser";
 
 /**
- * The approvals inbox in a real browser against `next start` (issue 4 "Must show"): sign-in
+ * The approvals inbox in a real browser against `next start`: sign-in
  * guards, an agent's request that waits while the reviewer sees the diff live and approves it,
  * rejection with a reason, edit-then-approve writing the edited bytes, a command shown in full
  * with its parts and hidden characters revealed, the "changed since" warning, the tab title count,

@@ -6,7 +6,7 @@ import { startTestServer, type TestServer } from "@/tests/helpers/server";
 import { launchChromium, logPageErrors, reviewerContext, screenshot, signIn, sqliteDataDir } from "@/tests/e2e/browser";
 
 /**
- * Backups in a real browser (issue 4 §4 and "Must show"): find a file's versions, diff one against
+ * Backups in a real browser: find a file's versions, diff one against
  * the current file, view its content, restore it and see the file back; the restore is an audited
  * call by the reviewer that backed up the replaced bytes, so it can be undone the same way.
  */

@@ -61,7 +61,6 @@ async function clearQueue(): Promise<void> {
 }
 
 const detail = (p: Page = page) => p.locator('main [data-testid="approval-detail"]');
-const selectedId = (p: Page = page) => detail(p).getAttribute("data-call-id", { timeout: 2000 }).catch(() => null);
 const announcer = (p: Page = page) => p.locator('[data-testid="announcer"]');
 
 /** Opens the inbox on `callId` and waits until its decision controls are armed. */

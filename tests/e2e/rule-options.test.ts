@@ -7,7 +7,7 @@ import { sql } from "@/tests/helpers/sql";
 import { launchChromium, logPageErrors, reviewerContext, signIn, sqliteDataDir } from "@/tests/e2e/browser";
 
 /**
- * Rule options and revealing masked values in a real browser (issue 9): a reviewer sets a rule's
+ * Rule options and revealing masked values in a real browser: a reviewer sets a rule's
  * limits and masking as JSON in the policy page (invalid JSON is refused with the problem named),
  * and reveals the masked secret of an agent's read_file on the call page once a rule has
  * `{"redact": false}` for that path; the reveal is logged and the value is never stored.

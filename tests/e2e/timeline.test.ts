@@ -6,7 +6,7 @@ import { startTestServer, type TestServer } from "@/tests/helpers/server";
 import { launchChromium, logPageErrors, reviewerContext, screenshot, seedSession, signIn, sqliteDataDir } from "@/tests/e2e/browser";
 
 /**
- * A session of 10,000 calls in the timeline (issue 4 §3 and "Must show"): it loads, the chart
+ * A session of 10,000 calls in the timeline: it loads, the chart
  * draws, the virtualised table keeps only a screenful of rows in the DOM, scrolls to the last
  * call, filters and searches. Load and scroll figures are written to
  * docs/BENCHMARKS-dashboard.md; no test asserts a time.

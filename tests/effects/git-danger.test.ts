@@ -46,14 +46,6 @@ async function run(command: string, opts: { reviewEffects?: boolean } = {}) {
   return { callId, ...fx };
 }
 
-const put = (rel: string, content: string | Buffer, mode = 0o644) => {
-  const abs = path.join(ws.root, rel);
-  fs.mkdirSync(path.dirname(abs), { recursive: true });
-  fs.writeFileSync(abs, content);
-  fs.chmodSync(abs, mode);
-};
-const read = (rel: string) => fs.readFileSync(path.join(ws.root, rel), "utf8");
-
 beforeEach(() => {
   for (const name of fs.readdirSync(ws.root)) fs.rmSync(path.join(ws.root, name), { recursive: true, force: true });
 });

@@ -8,7 +8,7 @@ import { containmentStatus, runCommand, type LimitName, type ResourceLimits, typ
 import { makeFixture, type Fixture } from "@/tests/helpers/fixture";
 
 /**
- * Containment of run_command (issue 9): each misbehaving command is stopped by its own limit,
+ * Containment of run_command: each misbehaving command is stopped by its own limit,
  * says which (`limit`), and leaves nothing behind: no process, no cgroup directory.
  *
  * Memory and process limits need a cgroup; the tests that rely on one check that it is there

@@ -14,7 +14,7 @@ import { makeToolContext } from "@/tests/helpers/tool-context";
 import { decideCommand, rule } from "@/tests/policy/fixtures";
 
 /**
- * run_command's limits (issue 9): built-in defaults, AGENT_REACH_CMD_* settings, rule options
+ * run_command's limits: built-in defaults, AGENT_REACH_CMD_* settings, rule options
  * (parsed, combined, carried by the policy's verdict) and how the tool applies them.
  */
 

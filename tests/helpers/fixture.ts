@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 
 /**
- * The field-cases fixture (../shared/cases/field-cases.md, "Conventions"): a fresh temp dir
+ * The field-cases fixture (docs/field-cases.md, "Conventions"): a fresh temp dir
  * `root`; the workspace `ws = root/proj` holding notes.txt = "inside notes\n"; a prefix-sibling
  * `root/proj-out/secret.txt` = "TOP-SECRET\n"; and `root/notes.txt` = "OUTSIDE-NOTES\n".
  */

@@ -1,7 +1,9 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
+import { test } from "vitest";
 import { loadConfig, type Config } from "@/lib/config";
 import type { AuditNotes, BackupRecord, BackupStore, ToolContext, Workspace } from "@/lib/tools/define-tool";
+import { makeFixture, type Fixture } from "@/tests/helpers/fixture";
 
 /**
  * A ToolContext for unit tests of one tool's `run`, with an in-memory BackupStore.
@@ -53,3 +55,20 @@ export function makeToolContext(root: string, overrides: Partial<Config> = {}): 
   };
   return ctx;
 }
+
+/**
+ * `test` with the two fixtures most tool tests set up by hand: `f`, a fresh field-cases
+ * workspace (tests/helpers/fixture.ts; removed after the test), and `ctx`, a ToolContext on it.
+ * Each is made only for the tests that name it: `workspaceTest("…", async ({ f, ctx }) => …)`;
+ * with a table, `workspaceTest.for(rows)("…", async (row, { f, ctx }) => …)`.
+ */
+export const workspaceTest = test.extend<{ f: Fixture; ctx: TestContext }>({
+  f: async ({}, use) => {
+    const f = await makeFixture();
+    await use(f);
+    await f.cleanup();
+  },
+  ctx: async ({ f }, use) => {
+    await use(makeToolContext(f.ws));
+  },
+});

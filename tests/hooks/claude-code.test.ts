@@ -7,7 +7,7 @@ import { runCli } from "@/tests/cli/run-cli";
 import { sql } from "@/tests/helpers/sql";
 
 /**
- * `agent-reach hook claude-code` (issue 5 "Must show") with Claude Code PreToolUse payloads for
+ * `agent-reach hook claude-code` with Claude Code PreToolUse payloads for
  * Bash, Write, Edit, MultiEdit, Read and an unsupervised tool (tests/fixtures/hooks, in the format
  * of Claude Code's hooks reference), through the real server: each call is recorded as a
  * supervised external call (door "hook"), decided by the policy and the reviewer, never executed

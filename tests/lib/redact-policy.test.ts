@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { useFreshDatabase } from "@/tests/helpers/test-db";
 
 /**
- * Masking through the gateway and its relaxation by policy (issue 9), in process on a real
+ * Masking through the gateway and its relaxation by policy, in process on a real
  * database and workspace: what the agent receives, what the audit row stores, a rule with
  * `{"redact": false}`, and a reviewer revealing a masked value (lib/redact/reveal.ts) with the
  * `secret.revealed` event.

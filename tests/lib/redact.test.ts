@@ -3,7 +3,7 @@ import { markerKinds, redactText, redactValue, registerSecret, SECRET_PATTERNS }
 import { SAMPLES } from "@/tests/lib/redact-samples";
 
 /**
- * The redactor (issue 9): one row per credential format of SECRET_PATTERNS (fake values), what
+ * The redactor: one row per credential format of SECRET_PATTERNS (fake values), what
  * must stay readable, idempotence, and redaction by member name and of the server's own secrets.
  */
 

@@ -7,7 +7,7 @@ import { startTestServer, type TestServer } from "@/tests/helpers/server";
 import { sql } from "@/tests/helpers/sql";
 
 /**
- * Two `next start` instances on one PostgreSQL database serving one workspace (issue 7): an
+ * Two `next start` instances on one PostgreSQL database serving one workspace: an
  * approval decided on either instance runs exactly once, on the instance that owns the workspace
  * (the one that registered it last), and an agent waiting on the other instance gets its result.
  * Runs in the "postgres" project only (PostgreSQL is the store for several instances).

@@ -6,7 +6,7 @@ import { makeFixture, type Fixture } from "@/tests/helpers/fixture";
 import { decideCommand, policyP1, rule, sentinelsPresent } from "@/tests/policy/fixtures";
 
 /**
- * Field cases C20, C21 and C23 (../shared/cases/field-cases.md) with policy P1: the decision,
+ * Field cases C20, C21 and C23 (docs/field-cases.md) with policy P1: the decision,
  * the reasons (each expected entry must start some reason), and every part with its own
  * decision. Nothing is executed: the sentinel `$WS/pwned` and the escape targets never exist.
  */

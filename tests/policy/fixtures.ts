@@ -20,7 +20,7 @@ export function rule(id: string, match: { tool?: string; command?: string; pathG
 }
 
 /**
- * Shell policy P1 of ../shared/cases/field-cases.md (C20, C21, C23): allow `git status`,
+ * Shell policy P1 of docs/field-cases.md (C20, C21, C23): allow `git status`,
  * `git log [args]`, `ls [args]`, `cat [paths]`, `echo [args]`, `sed -n [args]`, `grep [args]`;
  * deny `rm`, `curl`, `wget`, `sh`, `bash`, `sudo` in any spelling (with any arguments); everything
  * else asks (no rule matches it).

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { runCrashCampaign } from "@/tests/reliability/harness/crash";
 
 /**
- * Crash consistency, bounded short form (issue 8 §2): SIGKILL of the real server at random
+ * Crash consistency, bounded short form: SIGKILL of the real server at random
  * moments during writes and edits of real files. The long form (1,000 calls) runs with
  * `npm run reliability`, which writes docs/RELIABILITY.md.
  */

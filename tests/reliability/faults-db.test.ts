@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { runDatabaseLocked, runDatabaseUnavailable } from "@/tests/reliability/harness/faults";
 
 /**
- * Database faults under the real server, bounded short form (issue 8 §2): the SQLite write lock
+ * Database faults under the real server, bounded short form: the SQLite write lock
  * held by another connection past the busy timeout, and a PostgreSQL server stopped under the
  * gateway. Tool calls fail closed: nothing runs without its audit row, no file changes, and the
  * server works again once the database is back. The long form: `npm run reliability`.

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { runDiskFull, runFolderFlipRace, runReadOnly } from "@/tests/reliability/harness/faults";
 
 /**
- * File-system faults under the real server, bounded short form (issue 8 §2): a full disk and a
+ * File-system faults under the real server, bounded short form: a full disk and a
  * read-only workspace (tmpfs mounts; the tests run as root here and in CI). Writes through both
  * agent doors fail with write_failed and its reason; no byte, temp file, directory or backup is
  * left behind; a write works again once the fault is lifted. The long form: `npm run reliability`.

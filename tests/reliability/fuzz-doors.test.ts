@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { runDoorFuzz } from "@/tests/reliability/harness/fuzz";
 
 /**
- * Bad input at the doors, bounded short form (issue 8 §3): fast-check sends random and hostile
+ * Bad input at the doors, bounded short form: fast-check sends random and hostile
  * arguments to every tool through HTTP and MCP (the official SDK client) of a real server that
  * runs writes unattended. No 5xx, no crash, well-formed envelopes, nothing written outside the
  * workspace, no temp file left. The long form (more calls, another seed): `npm run reliability`.

@@ -130,7 +130,7 @@ describe("read_file: contract", () => {
   });
   afterEach(() => f.cleanup());
 
-  it("returns the seed 000 fields and audit notes", async () => {
+  it("returns the documented fields and audit notes", async () => {
     const out = await read(ctx, { path: "notes.txt" });
     expect(out).toEqual({
       path: "notes.txt",

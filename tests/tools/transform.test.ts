@@ -5,7 +5,8 @@ import { parse as parseCsv } from "csv-parse/sync";
 import YAML from "yaml";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ToolError } from "@/lib/errors";
-import { locateJsonError, transformTool, TransformInput, type TransformOutput } from "@/lib/tools/transform";
+import { transformTool, TransformInput, type TransformOutput } from "@/lib/tools/transform";
+import { locateJsonError } from "@/lib/transform/convert";
 import { makeFixture, type Fixture } from "../helpers/fixture";
 import { makeToolContext } from "../helpers/tool-context";
 

@@ -1,11 +1,10 @@
 import fs from "node:fs/promises";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { afterEach, describe, expect, test } from "vitest";
 import { errorBody, httpStatusOf, ToolError } from "@/lib/errors";
 import { writeFileTool } from "@/lib/tools/write-file";
 import { armWriteFaultForTests, asExpectedWriteFailure } from "@/lib/workspace/atomic-write";
-import { makeFixture, type Fixture } from "@/tests/helpers/fixture";
-import { makeToolContext, type TestContext } from "@/tests/helpers/tool-context";
+import { workspaceTest } from "@/tests/helpers/tool-context";
 import { call, expectError } from "@/tests/tools/write-tool-helpers";
 
 /**
@@ -15,15 +14,8 @@ import { call, expectError } from "@/tests/tools/write-tool-helpers";
  * with reason "changed_during_call". (The doors: tests/reliability/faults-fs.test.ts.)
  */
 
-let f: Fixture;
-let ctx: TestContext;
-beforeEach(async () => {
-  f = await makeFixture();
-  ctx = makeToolContext(f.ws);
-});
-afterEach(async () => {
+afterEach(() => {
   armWriteFaultForTests(null);
-  await f.cleanup();
 });
 
 describe("status and retryability of write_failed by reason", () => {
@@ -46,7 +38,7 @@ describe("status and retryability of write_failed by reason", () => {
 });
 
 describe("write_file on a full disk", () => {
-  test.each(["ENOSPC", "EDQUOT"] as const)("%s mid-write: 507-class write_failed naming the path and size; the file is unchanged", async (code) => {
+  workspaceTest.for(["ENOSPC", "EDQUOT"] as const)("%s mid-write: 507-class write_failed naming the path and size; the file is unchanged", async (code, { f, ctx }) => {
     await f.put("keep.txt", "old\n");
     armWriteFaultForTests({ afterBytes: 3, code });
     const err = expectError(await call(writeFileTool, { path: "keep.txt", content: "new content\n" }, ctx), "write_failed", {
@@ -64,7 +56,7 @@ describe("write_file on a full disk", () => {
 describe("a folder changed during the call", () => {
   const errno = (code: string) => Object.assign(new Error(code), { code });
 
-  test("a raw ENOENT or ENOTDIR from any step → not_found changed_during_call", async () => {
+  workspaceTest("a raw ENOENT or ENOTDIR from any step → not_found changed_during_call", async ({ f }) => {
     for (const code of ["ENOENT", "ENOTDIR"]) {
       const out = (await asExpectedWriteFailure(errno(code), f.ws, "d/x.txt")) as ToolError;
       expect(out.errorName).toBe("not_found");
@@ -72,13 +64,13 @@ describe("a folder changed during the call", () => {
     }
   });
 
-  test("ELOOP (a symlink met where O_NOFOLLOW forbids one) → path_outside_workspace changed_during_call", async () => {
+  workspaceTest("ELOOP (a symlink met where O_NOFOLLOW forbids one) → path_outside_workspace changed_during_call", async ({ f }) => {
     const out = (await asExpectedWriteFailure(errno("ELOOP"), f.ws, "d/x.txt")) as ToolError;
     expect(out.errorName).toBe("path_outside_workspace");
     expect(out.detail.reason).toBe("changed_during_call");
   });
 
-  test("write_failed target_changed: the folder gone → not_found; the folder now a symlink outside → path_outside_workspace", async () => {
+  workspaceTest("write_failed target_changed: the folder gone → not_found; the folder now a symlink outside → path_outside_workspace", async ({ f }) => {
     const changed = new ToolError("write_failed", "moved", { reason: "target_changed" });
     expect(((await asExpectedWriteFailure(changed, f.ws, "gone/x.txt")) as ToolError).errorName).toBe("not_found");
     await fs.symlink(f.root, path.join(f.ws, "link"));
@@ -87,12 +79,12 @@ describe("a folder changed during the call", () => {
     expect(out.detail).toMatchObject({ reason: "changed_during_call", race: true });
   });
 
-  test("write_failed with errno ENOENT (the temp file's folder vanished) → not_found", async () => {
+  workspaceTest("write_failed with errno ENOENT (the temp file's folder vanished) → not_found", async ({ f }) => {
     const vanished = new ToolError("write_failed", "The write failed: I/O error (ENOENT).", { reason: "io", errno: "ENOENT" });
     expect(((await asExpectedWriteFailure(vanished, f.ws, "d/x.txt")) as ToolError).errorName).toBe("not_found");
   });
 
-  test("other refusals pass through unchanged", async () => {
+  workspaceTest("other refusals pass through unchanged", async ({ f }) => {
     const stale = new ToolError("stale_content", "changed", {});
     expect(await asExpectedWriteFailure(stale, f.ws, "x.txt")).toBe(stale);
     const missing = new ToolError("not_found", "parent missing", { reason: "parent_missing" });

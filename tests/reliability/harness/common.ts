@@ -7,7 +7,7 @@ import { sql } from "@/tests/helpers/sql";
 import type { TestServer } from "@/tests/helpers/server";
 
 /**
- * Shared pieces of the reliability harnesses (issue 8): the short forms in tests/reliability/*.test.ts
+ * Shared pieces of the reliability harnesses: the short forms in tests/reliability/*.test.ts
  * and the long forms in bench/reliability.ts run the same code with different counts.
  */
 
@@ -55,7 +55,7 @@ export async function allowTools(server: Pick<TestServer, "databaseUrl">, tools:
     await sql(
       server.databaseUrl,
       `INSERT INTO "PolicyRule" (id, priority, tool, decision, note, enabled, source) VALUES ($1, 0, $2, 'allow', $3, true, 'operator')`,
-      [`harness:allow-${tool}`, tool, "issue 8 harness: unattended writes"],
+      [`harness:allow-${tool}`, tool, "reliability harness: unattended writes"],
     );
     await sql(
       server.databaseUrl,

@@ -7,7 +7,7 @@ import { sql } from "@/tests/helpers/sql";
 import { allowTools, between, checkAudit, findTempFiles, lastWriteRow, readOrNull, rng, sha256, WRITE_TOOLS } from "@/tests/reliability/harness/common";
 
 /**
- * Crash consistency under SIGKILL (issue 8 §2). Writers send write_file / edit_file calls (and
+ * Crash consistency under SIGKILL. Writers send write_file / edit_file calls (and
  * creations of new files in new directories) over the HTTP door to a real server, one call at a
  * time per file, several files at once; at random moments the whole server process group is
  * SIGKILLed. After each kill the harness checks, before and after the next start:

@@ -10,7 +10,7 @@ import { allowTools, findTempFiles, freeBytes, mountTmpfs, readOrNull, remount, 
 import { httpDoor, mcpDoor, type Door, type DoorAnswer } from "@/tests/reliability/harness/doors";
 
 /**
- * File-system and database faults under the real server (issue 8 §2): a full disk (tmpfs
+ * File-system and database faults under the real server: a full disk (tmpfs
  * workspace), a read-only workspace (tmpfs remounted read-only), a locked SQLite database (another
  * connection holds its write lock past the busy timeout) and an unavailable database (PostgreSQL
  * stopped under the server). Every scenario sends write_file / edit_file calls through both

@@ -8,7 +8,7 @@ import { allowTools, sha256, WRITE_TOOLS } from "@/tests/reliability/harness/com
 import { httpDoor, mcpDoor, type Door, type DoorAnswer } from "@/tests/reliability/harness/doors";
 
 /**
- * Bad input at the doors (issue 8 §3): fast-check throws random and hostile arguments at every
+ * Bad input at the doors: fast-check throws random and hostile arguments at every
  * tool (and at names that are no tool) through the HTTP door and the MCP door of a real server
  * whose policy lets writes run unattended (run_command and fetch_url keep the default "ask" with
  * no wait, so they are parsed, fenced and decided but never run). Properties, per call:

@@ -1,9 +1,8 @@
 import { getConfig } from "@/lib/config";
 import { getCallWithResult } from "@/lib/audit/queries";
-import { waitForOutcome } from "@/lib/approvals/queue";
+import { waitForOutcome } from "@/lib/approvals/wait";
 import { pendingEnvelope } from "@/lib/gateway/call-tool";
-import { bearerToken } from "@/lib/auth/tokens";
-import { requireAgent, requireReviewer } from "@/lib/http/auth";
+import { requireAgentOrReviewer } from "@/lib/http/auth";
 import { envelopeResponse, errorResponse } from "@/lib/http/respond";
 import { guardDoor } from "@/lib/http/door";
 import { heldEnvelope } from "@/lib/effects/call-hooks";
@@ -19,12 +18,10 @@ import { heldEnvelope } from "@/lib/effects/call-hooks";
  * waits (and answers 202, `detail.effects` "held") until they are applied or discarded.
  */
 export const GET = guardDoor(async function GET(req: Request, { params }: { params: Promise<{ callId: string }> }): Promise<Response> {
-  const token = bearerToken(req.headers.get("authorization"));
-  const asAgent = token?.startsWith("ar_agent_") === true;
-  const auth = asAgent ? await requireAgent(req) : await requireReviewer(req, { mutation: false });
+  const auth = await requireAgentOrReviewer(req);
   if (!auth.ok) return auth.response;
   // The agent whose calls this request may read; null for a reviewer (every call).
-  const agentId = asAgent ? auth.identity.id : null;
+  const agentId = auth.agent?.id ?? null;
   const { callId } = await params;
   const waitParam = new URL(req.url).searchParams.get("wait");
   const waitS = waitParam === null ? 0 : Number(waitParam);

@@ -1,7 +1,7 @@
 import { getConfig } from "@/lib/config";
 import { decideClaudeCodeHook, PreToolUsePayload } from "@/lib/hooks/claude-code";
 import { requireAgent } from "@/lib/http/auth";
-import { errorResponse, json, preferWaitMs, readJsonBody } from "@/lib/http/respond";
+import { approvalWait, errorResponse, json, readJsonBody } from "@/lib/http/respond";
 import { guardDoor } from "@/lib/http/door";
 
 /**
@@ -26,8 +26,7 @@ export const POST = guardDoor(async function POST(req: Request): Promise<Respons
   }
   const onTimeout = new URL(req.url).searchParams.get("on_timeout") ?? "deny";
   if (onTimeout !== "deny" && onTimeout !== "ask") return errorResponse("invalid_arguments", "on_timeout must be deny or ask.");
-  const config = getConfig();
-  const waitMs = Math.min(preferWaitMs(req.headers.get("prefer")) ?? config.approvalWaitDefaultMs, config.approvalWaitMaxMs);
+  const { waitMs } = approvalWait(req, getConfig());
   const verdict = await decideClaudeCodeHook(auth.identity, payload.data, { waitMs, onTimeout, signal: req.signal });
   return json({ ok: true, ...verdict });
 });

@@ -1,6 +1,6 @@
 import { callTool } from "@/lib/gateway/call-tool";
 import { requireAgent } from "@/lib/http/auth";
-import { envelopeResponse, preferWaitMs, readJsonBody } from "@/lib/http/respond";
+import { approvalWait, envelopeResponse, readJsonBody } from "@/lib/http/respond";
 import { getConfig } from "@/lib/config";
 import { guardDoor } from "@/lib/http/door";
 
@@ -19,9 +19,7 @@ export const POST = guardDoor(async function POST(req: Request, { params }: { pa
   const body = await readJsonBody(req);
   if (!body.ok) return body.response;
   const { tool } = await params;
-  const config = getConfig();
-  const wait = preferWaitMs(req.headers.get("prefer"));
-  const waitMs = Math.min(wait ?? config.approvalWaitDefaultMs, config.approvalWaitMaxMs);
+  const { waitMs, applied } = approvalWait(req, getConfig());
   const envelope = await callTool(
     {
       // The agent-reach CLI speaks this same HTTP door; its User-Agent marks its calls in the log.
@@ -33,5 +31,5 @@ export const POST = guardDoor(async function POST(req: Request, { params }: { pa
     body.value,
     { waitMs, signal: req.signal },
   );
-  return envelopeResponse(envelope, wait !== null ? { "preference-applied": `wait=${Math.round(waitMs / 1000)}` } : {});
+  return envelopeResponse(envelope, applied !== null ? { "preference-applied": applied } : {});
 });
