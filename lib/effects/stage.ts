@@ -8,7 +8,7 @@ import { configIsInert, gitDanger } from "@/lib/effects/git-danger";
 import type { FileChangeRow } from "@/lib/effects/journal";
 import type { ChangeEntry, ChangeKind } from "@/lib/effects/read-change-set";
 import { SENSITIVE_PATHS } from "@/lib/policy/default-rules";
-import { RUNS_LATER_GLOBS } from "@/lib/policy/presets";
+import { RUNS_LATER_GLOBS, RUNS_LATER_PATHS } from "@/lib/policy/presets";
 import type { BackupStore } from "@/lib/tools/define-tool";
 import { decodeForDisplay, profileText, sha256Hex } from "@/lib/workspace/text";
 
@@ -87,25 +87,64 @@ const HOLD_SENSITIVE = SENSITIVE_PATHS.filter(([id]) => id !== "git-dir" && id !
 const sensitiveMatcher = picomatch(HOLD_SENSITIVE, { dot: true });
 const runsLaterMatcher = picomatch([...RUNS_LATER_GLOBS], { dot: true });
 
+/**
+ * Whether a symlink at `rel` with target `link` names a regular file inside the workspace, as the
+ * change set leaves it (`afterTypes`: each changed path's type after the command, null if deleted)
+ * or, for paths it did not change, as the workspace is. A link to a directory, to a missing path
+ * or outside the workspace is not.
+ */
+async function linksToFile(root: string, rel: string, link: string | null | undefined, afterTypes: Map<string, string | null>): Promise<boolean> {
+  if (!link || path.isAbsolute(link)) return false;
+  const target = path.posix.normalize(path.posix.join(path.posix.dirname(rel), link));
+  if (target === "." || target.startsWith("../") || target === "..") return false;
+  if (afterTypes.has(target)) return afterTypes.get(target) === "file";
+  const st = await fs.lstat(/*turbopackIgnore: true*/ path.join(root, target)).catch(() => null);
+  return st?.isFile() === true;
+}
+
+/** Whether a path is under a generated directory (node_modules, caches, virtual environments). */
+function inBulkyDir(rel: string): boolean {
+  return rel.split("/").some((p) => BULKY_DIRS.has(p));
+}
+
+/**
+ * Whether a change to `rel` holds its change set by its path: a secret, or a file that runs later.
+ * Generated directories hold package.json and config files of their own that nothing here runs;
+ * installed programs and interpreter start-up hooks in them (`node_modules/.bin`, `.pth`) do run.
+ */
+function holdsByPath(rel: string): boolean {
+  return sensitiveMatcher(rel) || (runsLaterMatcher(rel) && (!inBulkyDir(rel) || installedProgramsMatcher(rel)));
+}
+
+const installedProgramsMatcher = picomatch(RUNS_LATER_PATHS.filter(([id]) => id === "installed-programs").map(([, glob]) => glob), { dot: true });
+
 /** Deletions above which a change set is held (AGENT_REACH_EFFECTS_MAX_DELETIONS, default 50). */
 export function maxDeletions(): number {
   const n = Number(process.env.AGENT_REACH_EFFECTS_MAX_DELETIONS ?? 50);
   return Number.isFinite(n) && n >= 0 ? n : 50;
 }
 
-/** Decides which paths are bulky generated files: .gitignore'd, or under a generated directory. */
-export async function bulkyMatcher(root: string): Promise<(rel: string, isDir: boolean) => boolean> {
+/**
+ * Decides which paths are bulky generated files, applied without backups or diffs (counted only):
+ * anything under a generated directory (BULKY_DIRS), and what the workspace's .gitignore ignores
+ * when it did not exist before the command (`existed` false). The .gitignore is a file the agent
+ * can write: it may spare the diff of new files, never the backup of bytes that were there, so a
+ * file that existed is always backed up and revertible. Paths that hold a change set (secrets,
+ * files that run later) are never bulky: the reviewer sees their diff.
+ */
+export async function bulkyMatcher(root: string): Promise<(rel: string, isDir: boolean, existed: boolean) => boolean> {
   let ig: Ignore | null = null;
   try {
     ig = ignore().add(await fs.readFile(path.join(root, ".gitignore"), "utf8"));
   } catch {
     ig = null;
   }
-  return (rel, isDir) => {
+  return (rel, isDir, existed) => {
     const parts = rel.split("/");
     if (parts[0] === ".git" || parts.includes(".git")) return false;
+    if (holdsByPath(rel)) return false;
     if (parts.some((p) => BULKY_DIRS.has(p))) return true;
-    if (!ig) return false;
+    if (!ig || existed) return false;
     try {
       return ig.ignores(isDir ? `${rel}/` : rel);
     } catch {
@@ -151,11 +190,13 @@ export async function stageEntries(input: {
   const sensitive = new Set<string>();
   const changedPaths = new Set(input.entries.map((e) => e.path));
   const gitDangers: string[] = [];
+  const symlinks: string[] = [];
+  const afterTypes = new Map(input.entries.map((e) => [e.path, e.after?.type ?? null]));
   // The file-system and backup work of each entry runs in parallel; the summary is assembled in order.
   const loaded: Array<{ row: FileChangeRow; diff: { diff: string; additions: number; deletions: number } | null }> = new Array(input.entries.length);
   await inPool(input.entries, async (e, seq) => {
     const isDir = (e.after ?? e.before)?.type === "dir";
-    const bulk = isBulky(e.path, isDir);
+    const bulk = isBulky(e.path, isDir, Boolean(e.before));
     const row: FileChangeRow = {
       seq,
       path: e.path,
@@ -204,7 +245,13 @@ export async function stageEntries(input: {
     if (e.kind === "deleted" && !bulk) deletions++;
     // Generated directories (node_modules, caches) hold package.json files of their own that
     // nothing here runs; a .gitignore'd .envrc or Makefile still runs later, so it still holds.
-    if (sensitiveMatcher(e.path) || (runsLaterMatcher(e.path) && !e.path.split("/").some((p) => BULKY_DIRS.has(p)))) sensitive.add(e.path);
+    if (holdsByPath(e.path)) sensitive.add(e.path);
+    // A link can give a risky name to anything (`.vscode` → a directory of tasks, `.github` →
+    // workflows written elsewhere): a command that creates or retargets one outside the generated
+    // directories is held, so a person sees where it points.
+    if (e.after?.type === "symlink" && e.after.link !== e.before?.link && !inBulkyDir(e.path) && !(await linksToFile(input.root, e.path, e.after.link, afterTypes))) {
+      symlinks.push(`${e.path} → ${e.after.link ?? "?"}`);
+    }
 
     if (bulk) {
       if (!isDir) {
@@ -242,6 +289,7 @@ export async function stageEntries(input: {
   for (const d of named.slice(0, 5)) holdReasons.push(d);
   if (named.length > 5) holdReasons.push(`and ${named.length - 5} more git files that can run code`);
   if (sensitive.size > 0) holdReasons.push(`changes ${[...sensitive].slice(0, 5).join(", ")}${sensitive.size > 5 ? ` and ${sensitive.size - 5} more` : ""} (sensitive, or runs later with your rights)`);
+  if (symlinks.length > 0) holdReasons.push(`links ${symlinks.slice(0, 5).join(", ")}${symlinks.length > 5 ? ` and ${symlinks.length - 5} more` : ""} (a link can give a risky name to what it points at)`);
   const capped = capDiff(diffs.join(""), STORED_DIFF_MAX_CHARS);
   const summary: ChangesSummary = {
     status: "applied",

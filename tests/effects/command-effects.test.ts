@@ -145,12 +145,38 @@ describe("capture and apply", () => {
     ["a Makefile", "printf 'all:\n\ttrue\n' > Makefile", "Makefile"],
     ["an editor task file", "mkdir -p .vscode && echo '{}' > .vscode/tasks.json", ".vscode/tasks.json"],
     ["a nested CI workflow", "mkdir -p sub/.github/workflows && echo 'on: push' > sub/.github/workflows/x.yml", "sub/.github/workflows/x.yml"],
+    ["a program shim in node_modules/.bin", "mkdir -p node_modules/.bin && printf '#!/bin/sh\nid\n' > node_modules/.bin/node && chmod +x node_modules/.bin/node", "node_modules/.bin/node"],
+    ["a coding agent's settings", "mkdir -p .claude && echo '{}' > .claude/settings.local.json", ".claude/settings.local.json"],
+    ["an MCP server list", "echo '{}' > .mcp.json", ".mcp.json"],
+    ["a dev container", "mkdir -p .devcontainer && echo '{}' > .devcontainer/devcontainer.json", ".devcontainer/devcontainer.json"],
+    ["a pytest plugin", "echo 'import os' > conftest.py", "conftest.py"],
+    ["a .pth start-up hook", "mkdir -p .venv/lib/python3.11/site-packages && echo 'import os' > .venv/lib/python3.11/site-packages/evil.pth", ".venv/lib/python3.11/site-packages/evil.pth"],
+    ["a directory link with an editor's name", "mkdir -p node_modules/v && echo '{}' > node_modules/v/tasks.json && ln -s node_modules/v .vscode", ".vscode → node_modules/v"],
+    ["a link to a workflows directory", "mkdir -p wf .github && echo 'on: push' > wf/x.yml && ln -s ../wf .github/workflows", ".github/workflows"],
+    ["a link out of the workspace", "ln -s /etc/hosts hosts-link", "hosts-link → /etc/hosts"],
   ])("a change to %s holds the change set (the presets' runs-later list)", async (_name, command, file) => {
     const before = treeHash(ws.root);
     await expect(run(command)).rejects.toThrow(/left "running"/);
     expect(treeHash(ws.root)).toBe(before);
     const set = await db().changeSet.findFirst({ where: { status: "held" }, orderBy: { createdAt: "desc" } });
     expect(JSON.parse(set!.summaryJson).hold_reasons.join(" ")).toContain(file);
+  });
+
+  it("a .gitignore the agent wrote never spares the backup of a file that existed: the change stays revertible", async () => {
+    put("src/index.js", "console.log('mine');\n");
+    put(".gitignore", "src/\n");
+    const r = await run("echo PWNED > src/index.js && echo new > src/fresh.js");
+    expect(r.changes!.status).toBe("applied");
+    expect(r.changes!.files.map((f) => f.path)).toContain("src/index.js");
+    expect(r.changes!.bulky).toMatchObject({ files: 1 });
+    const backups = await db().backup.findMany({ where: { callId: r.callId } });
+    expect(backups.map((b) => b.path)).toEqual(["src/index.js"]);
+  });
+
+  it("a link to a file in the workspace applies at once", async () => {
+    put("keep.txt", "k\n");
+    const r = await run("ln -s keep.txt link && mkdir -p d && ln -s ../keep.txt d/up");
+    expect(r.changes!.status).toBe("applied");
   });
 
   it("a package's own package.json under node_modules does not hold the change set", async () => {
