@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { ToolError } from "@/lib/errors";
 import { htmlToText } from "@/lib/net/html-to-text";
-import { assessFetchUrl, pinnedFetch, type RedirectHop } from "@/lib/net/pinned-fetch";
+import { pinnedFetch, type RedirectHop } from "@/lib/net/pinned-fetch";
 import { decodeBody, isHtml, isTextBody, parseContentType } from "@/lib/net/response-text";
-import { canonicalUrl } from "@/lib/net/url-target";
+import { canonicalUrl, parseFetchUrl } from "@/lib/net/url-target";
 import { defineTool } from "@/lib/tools/define-tool";
 import { MASKED_OUTPUT_NOTE } from "@/lib/redact";
 import { sliceCodePoints } from "@/lib/unicode";
@@ -189,9 +189,13 @@ export const fetchUrlTool = defineTool({
   output: FetchUrlOutputSchema,
   subject: (args) => ({ url: canonicalUrl(args.url) }),
   async preview(args) {
-    // Refuses a blocked URL before it reaches a reviewer; the connection hook checks again at run time.
-    const { target, addresses } = await assessFetchUrl(args.url);
-    const warnings = [target.literal ? `Connects to ${target.host}` : `${target.host} resolves to ${addresses.join(", ")}`];
+    // Refuses what the URL alone shows blocked (loopback, private or metadata addresses written as
+    // literals, localhost names, bad ports) before it reaches a reviewer. A host name is NOT looked
+    // up here: the preview runs before anyone decides, and a DNS query is itself a request that
+    // carries the name to its owner (`<secret>.attacker.example`). Names are resolved, checked and
+    // pinned when the call runs (pinnedFetch).
+    const target = parseFetchUrl(args.url, "argument");
+    const warnings = [target.literal ? `Connects to ${target.host}` : `Connects to ${target.host} (its addresses are resolved and checked when the call runs)`];
     if (args.headers && Object.keys(args.headers).some((h) => ["authorization", "cookie"].includes(h.toLowerCase()))) {
       warnings.push("Sends credentials (Authorization or Cookie header).");
     }

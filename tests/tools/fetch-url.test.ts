@@ -101,6 +101,7 @@ describe("fetch_url: C25 through the tool, default strict settings", () => {
     "http://[64:ff9b::a9fe:a9fe]/",
   ];
 
+  // Every one is blocked from the URL alone: no lookup is needed to refuse it before queueing.
   it.each(C25)("%s → 403 ssrf_blocked in preview (before queueing) and in run", async (u) => {
     const args = FetchUrlInput.parse({ url: u, timeout: 5 });
     const ctx = makeToolContext(fx.ws);
@@ -119,7 +120,26 @@ describe("fetch_url: C25 through the tool, default strict settings", () => {
 
   it("lets the control through the checks (https://example.com/ with a public answer)", async () => {
     const preview = await fetchUrlTool.preview!(FetchUrlInput.parse({ url: "https://example.com/" }), makeToolContext(fx.ws));
-    expect(preview.warnings).toEqual(["example.com resolves to 93.184.216.34"]);
+    expect(preview.warnings).toEqual(["Connects to example.com (its addresses are resolved and checked when the call runs)"]);
+  });
+
+  it("never looks a name up before the call runs: a DNS query would carry the name out before anyone decided", async () => {
+    const asked: string[] = [];
+    restore();
+    restore = setFetchNetworkOptionsForTests({
+      resolve: async (host) => {
+        asked.push(host);
+        return [{ address: "127.0.0.1", family: 4 }];
+      },
+    });
+    for (const host of ["c2VjcmV0.attacker.example", "secret-value.example.net", "internal.test"]) {
+      await fetchUrlTool.preview!(FetchUrlInput.parse({ url: `https://${host}/?d=x` }), makeToolContext(fx.ws));
+    }
+    expect(asked).toEqual([]);
+    // At run time the name is resolved and the loopback answer refused.
+    const err = await fetchUrlTool.run(FetchUrlInput.parse({ url: "https://internal.test/" }), makeToolContext(fx.ws)).catch((e: ToolError) => e.toBody());
+    expect(err).toMatchObject({ name: "ssrf_blocked" });
+    expect(asked).toEqual(["internal.test"]);
   });
 });
 
@@ -266,6 +286,6 @@ describe("fetch_url against the loopback server", () => {
 
   it("previews what a reviewer should know", async () => {
     const preview = await fetchUrlTool.preview!(FetchUrlInput.parse({ url: url("/text"), headers: { Authorization: "Bearer x" } }), makeToolContext(fx.ws));
-    expect(preview.warnings).toEqual(["public.test resolves to 127.0.0.1", "Sends credentials (Authorization or Cookie header)."]);
+    expect(preview.warnings).toEqual(["Connects to public.test (its addresses are resolved and checked when the call runs)", "Sends credentials (Authorization or Cookie header)."]);
   });
 });
