@@ -29,12 +29,17 @@ const CHANGE_SET_TOOLS = ["run_command", "revert_call"];
  * change sets are looked up for the candidate calls only, by their small columns (the stored
  * summary with its diff is never read here: this runs for every dashboard page's count).
  */
+/** The newest applied change sets the review stream considers (older ones are in the timeline). */
+const CHANGE_SET_WINDOW = 5000;
+
 async function allowedChangesWhere(extra: Prisma.ToolCallWhereInput): Promise<Prisma.ToolCallWhereInput> {
   const base: Prisma.ToolCallWhereInput = { ...extra, decision: "allow", reviewer: null, door: { not: "dashboard" }, status: "succeeded" };
-  const candidates = await db().toolCall.findMany({ where: { ...base, tool: { in: CHANGE_SET_TOOLS } }, select: { id: true }, take: 5000 });
+  // Start from the applied change sets, newest first: a call that changed no file has none, so
+  // commands that change nothing (however many) cannot push real changes out of the window.
+  const applied = await db().changeSet.findMany({ where: { status: "applied" }, orderBy: { createdAt: "desc" }, select: { callId: true }, take: CHANGE_SET_WINDOW });
+  const candidates = applied.length ? await db().toolCall.findMany({ where: { ...base, id: { in: applied.map((a) => a.callId) }, tool: { in: CHANGE_SET_TOOLS } }, select: { id: true } }) : [];
   const ids = candidates.map((c) => c.id);
-  const applied = ids.length ? await db().changeSet.findMany({ where: { callId: { in: ids }, status: "applied" }, select: { callId: true } }) : [];
-  const withFiles = applied.length ? await db().fileChange.groupBy({ by: ["callId"], where: { callId: { in: applied.map((a) => a.callId) } }, _count: { _all: true } }) : [];
+  const withFiles = ids.length ? await db().fileChange.groupBy({ by: ["callId"], where: { callId: { in: ids } }, _count: { _all: true } }) : [];
   const changed = withFiles.filter((g) => g._count._all > 0).map((g) => g.callId);
   return { ...base, OR: [{ id: { in: changed } }, { tool: { in: WRITE_TOOLS }, shaAfter: { not: null } }] };
 }
