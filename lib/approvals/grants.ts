@@ -46,7 +46,7 @@ export interface GrantPlan {
   scope: "session" | "workspace";
 }
 
-type Row = { id: string; tool: string; status: string; sessionId: string; workspaceId: string; door: string };
+type Row = { id: string; tool: string; status: string; sessionId: string; workspaceId: string; door: string; agentId: string | null };
 
 function refused(message: string, detail: Record<string, unknown> = {}): { ok: false; error: ErrorBody } {
   return { ok: false, error: errorBody("invalid_arguments", `Grant refused: ${message}`, { reason: "grant_refused", ...detail }) };
@@ -108,7 +108,7 @@ export async function planGrant(row: Row, args: unknown, request: GrantRequest, 
         paths,
         ...(subject.command && { command: { command: subject.command.command, cwd: fenced.cwd?.absolute, grants: subject.command.grants } }),
       },
-      { door: row.door as "http", sessionId: row.sessionId, extraRules: rules },
+      { door: row.door as "http", sessionId: row.sessionId, agentId: row.agentId, extraRules: rules },
     );
   } catch (err) {
     return refused(toErrorBody(err).message);
