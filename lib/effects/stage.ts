@@ -321,10 +321,14 @@ function bulkyRoot(rel: string): string {
 
 function fileDiff(rel: string, before: Buffer | null, after: Buffer | null, e: ChangeEntry): { diff: string; additions: number; deletions: number } {
   const big = (before?.length ?? 0) > DIFF_FILE_MAX_BYTES || (after?.length ?? 0) > DIFF_FILE_MAX_BYTES;
-  if (big) return { diff: `diff --git a/${rel} b/${rel}\n# ${e.kind}: too large for a line diff (${after?.length ?? before?.length} bytes)\n`, additions: 0, deletions: 0 };
+  // Files without a line diff are written as git writes binary files, so a diff viewer keeps the
+  // files that follow in their own cards (a free-form line there swallowed the next header).
+  const a = before ? `a/${rel}` : "/dev/null";
+  const b = after ? `b/${rel}` : "/dev/null";
+  if (big) return { diff: `diff --git a/${rel} b/${rel}\nBinary files ${a} and ${b} differ\n`, additions: 0, deletions: 0 };
   if (after) return diffFileBytes(rel, before, after);
   // A deleted file: every line removed.
   const profile = profileText(before!);
-  if (profile.binary) return { diff: `diff --git a/${rel} b/${rel}\ndeleted file\nBinary file a/${rel} deleted\n`, additions: 0, deletions: 0 };
+  if (profile.binary) return { diff: `diff --git a/${rel} b/${rel}\ndeleted file mode ${octal(e.before?.mode ?? 0o644)}\nBinary files ${a} and /dev/null differ\n`, additions: 0, deletions: 0 };
   return diffTexts(`a/${rel}`, "/dev/null", decodeForDisplay(before!, profile), "");
 }
