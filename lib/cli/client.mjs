@@ -64,7 +64,7 @@ export async function request(client, method, pathname, options = {}) {
     trace(client, `✗ ${timedOut ? "timeout" : (err?.code ?? err?.message)} after ${Date.now() - started} ms`);
     if (timedOut) throw new CliError("fetch_timeout", `No answer from the Agent Reach server at ${client.server} within ${options.timeoutMs} ms.`, { server: client.server });
     const reason = err?.code ?? err?.message ?? String(err);
-    throw new CliError("fetch_failed", `Cannot reach the Agent Reach server at ${client.server} (${reason}). Is it running? Start it with: agent-reach serve`, {
+    throw new CliError("fetch_failed", `Cannot reach the Agent Reach server at ${client.server} (${reason}). Is it running? Start it with: npm start (or agent-reach serve)`, {
       server: client.server,
       reason,
     });
