@@ -125,6 +125,8 @@ export async function rewindSession(input: { sessionRef: string; beforeCallId: s
       startedAt,
       notes: { summary: `rewound ${outcome.reverted_calls.length} call(s): ${done.summary.created} created, ${done.summary.modified} modified, ${done.summary.deleted} deleted` },
     });
+    // The reviewer who undid these calls has dealt with them: they leave the review stream.
+    await db().toolCall.updateMany({ where: { id: { in: outcome.reverted_calls.map((c) => c.call_id) }, reviewedAt: null }, data: { reviewedAt: new Date(), reviewedBy: input.login } });
     return { ok: true, outcome };
   } catch (err) {
     const body = toErrorBody(err);

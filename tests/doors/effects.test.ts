@@ -232,6 +232,11 @@ describe("session rewind", () => {
     const [row] = await sql<{ tool: string; status: string; reviewer: string }>(server.databaseUrl, `SELECT tool, status, reviewer FROM "ToolCall" WHERE id = $1`, [res.body.call_id]);
     expect(row).toEqual({ tool: "rewind_session", status: "succeeded", reviewer: expect.any(String) });
 
+    // The reviewer dealt with the rewound calls: they leave the review stream.
+    const ids = res.body.reverted_calls.map((c: any) => c.call_id as string);
+    const unseen = await sql<{ id: string }>(server.databaseUrl, `SELECT id FROM "ToolCall" WHERE "reviewedAt" IS NULL AND id IN (${ids.map((_: string, i: number) => `$${i + 1}`).join(", ")})`, ids);
+    expect(unseen).toEqual([]);
+
     // Asking again (the rewind page re-renders after its button) answers; nothing is left to undo.
     const again = await server.reviewer("POST", `/api/sessions/${SESSION}/rewind`, { before_call_id: first.call_id, dry_run: true });
     expect(again.status, JSON.stringify(again.body)).toBe(200);
