@@ -157,6 +157,9 @@ describe("approvals as MCP tasks (v1 SDK client with task support)", () => {
       held_effects: { deleted: expect.any(Number), files_truncated: true, hold_reasons: [expect.stringMatching(/deletes 6\d files/)] },
     });
     expect((got.structuredContent as any).held_effects.files).toHaveLength(50);
+    // The client's stream polls on its own interval: the task stays input_required until the
+    // reviewer decides, so wait (bounded) for the stream to have seen it before deciding.
+    for (const deadline = Date.now() + 30_000; !seen.includes("input_required") && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 100));
     expect((await server.reviewer("POST", `/api/approvals/${task.taskId}/approve`, {})).status).toBe(200);
     const result = await consumed;
     expect(seen).toContain("input_required");
