@@ -149,7 +149,7 @@ export async function insideGitDirectory(workspaceRoot: string, rel: string): Pr
     // The file being written counts as there: the write that completes the shape asks too.
     const inside = parts.slice(n);
     const writes = (name: string, asDir: boolean) => inside[0] === name && (asDir ? inside.length > 1 : inside.length === 1);
-    const [head, objects, refs, commondir] = await Promise.all(["HEAD", "objects", "refs", "commondir"].map((f) => fs.lstat(/*turbopackIgnore: true*/ path.join(dir, f)).catch(() => null)));
+    const [head, objects, refs, commondir] = await Promise.all(["HEAD", "objects", "refs", "commondir"].map((f) => fs.lstat(path.join(/*turbopackIgnore: true*/ dir, f)).catch(() => null)));
     const hasHead = head?.isFile() || writes("HEAD", false);
     const hasObjects = objects?.isDirectory() || writes("objects", true);
     const hasRefs = refs?.isDirectory() || writes("refs", true);
