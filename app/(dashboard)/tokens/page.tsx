@@ -6,10 +6,10 @@ import { formatTime } from "@/lib/dashboard/format";
 import { listAgents, listWorkspaces } from "@/lib/dashboard/tokens";
 import { ActionForm } from "../_components/action-form";
 import { BUTTON, Card, EmptyState, INPUT, Mono, PageHeader } from "../_components/page-parts";
-import { PRESET_NAMES } from "@/lib/policy/presets";
 import { PageSkeleton } from "../_components/states";
 import { revokeTokenAction, setTokenPresetAction } from "./actions";
 import { CreateToken } from "./_components/create-token";
+import { PresetSelect } from "../_components/preset-select";
 
 export const metadata: Metadata = { title: "Agent tokens" };
 
@@ -60,14 +60,7 @@ async function Tokens() {
                       <input type="hidden" name="agentId" value={a.id} />
                       <label className="text-xs text-zinc-600 dark:text-zinc-400">
                         preset{" "}
-                        <select name="preset" defaultValue={a.preset ?? ""} className={INPUT} aria-label={`Supervision preset of ${a.name}`}>
-                          <option value="">the workspace&apos;s</option>
-                          {PRESET_NAMES.map((p) => (
-                            <option key={p} value={p}>
-                              {p}
-                            </option>
-                          ))}
-                        </select>
+                        <PresetSelect defaultValue={a.preset ?? ""} inherit className={INPUT} label={`Supervision preset of ${a.name}`} />
                       </label>
                       <button type="submit" className={BUTTON.secondary}>
                         Set

@@ -3,6 +3,7 @@ import { ActionForm } from "../../_components/action-form";
 import { DecisionBadge } from "../../_components/badges";
 import { BUTTON, INPUT } from "../../_components/page-parts";
 import { setWorkspacePresetAction } from "../actions";
+import { PresetSelect } from "../../_components/preset-select";
 
 /**
  * The workspace's supervision preset: a chooser, and every preset shown as what it is, its rules
@@ -14,13 +15,7 @@ export function PresetCard({ current, agentOverrides }: { current: PresetName; a
       <ActionForm action={setWorkspacePresetAction} className="flex flex-wrap items-end gap-2" testId="workspace-preset">
         <label className="flex flex-col gap-1 text-xs font-medium text-zinc-600 dark:text-zinc-400">
           This workspace&apos;s preset
-          <select name="preset" defaultValue={current} className={INPUT} data-testid="workspace-preset-select">
-            {PRESET_NAMES.map((p) => (
-              <option key={p} value={p}>
-                {p}
-              </option>
-            ))}
-          </select>
+          <PresetSelect defaultValue={current} className={INPUT} testId="workspace-preset-select" />
         </label>
         <button type="submit" className={BUTTON.primary}>
           Use this preset

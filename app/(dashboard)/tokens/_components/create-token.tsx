@@ -2,9 +2,9 @@
 
 import { useActionState, useState } from "react";
 import type { NewAgentResult } from "@/lib/dashboard/tokens";
-import { PRESET_NAMES } from "@/lib/policy/presets";
 import { BUTTON, INPUT } from "../../_components/page-parts";
 import { createTokenAction } from "../actions";
+import { PresetSelect } from "../../_components/preset-select";
 
 /** The create form; a new token is shown once, with a copy button and how to use it. */
 export function CreateToken({ workspaces }: { workspaces: { id: string; root: string }[] }) {
@@ -31,14 +31,7 @@ export function CreateToken({ workspaces }: { workspaces: { id: string; root: st
         </label>
         <label className={label}>
           Supervision preset
-          <select name="preset" defaultValue="" className={INPUT} data-testid="token-preset">
-            <option value="">the workspace&apos;s</option>
-            {PRESET_NAMES.map((p) => (
-              <option key={p} value={p}>
-                {p}
-              </option>
-            ))}
-          </select>
+          <PresetSelect defaultValue="" inherit className={INPUT} testId="token-preset" />
         </label>
         <button type="submit" className={BUTTON.primary} disabled={pending}>
           {pending ? "Creating…" : "Create token"}
