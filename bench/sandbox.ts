@@ -84,7 +84,7 @@ export async function sandboxBench(reps: number, log: (line: string) => void = (
       rows.push(["", "boxed", reps, ms(b.median), ms(b.p99), ms(b.median - u.median)]);
     }
     rows.push(["probe (once per process)", "trial box", 1, ms(probeMs), "", ""]);
-    rows.push(["secret scan (once, then every 10 min in the background)", `${scan.files.length} files + ${scan.dirs.length} dirs masked`, 1, ms(scanMs), "", ""]);
+    rows.push(["secret scan (once, then every 5 min in the background; /etc watched)", `${scan.files.length} files + ${scan.dirs.length} dirs masked`, 1, ms(scanMs), "", ""]);
     fs.rmSync(repo, { recursive: true, force: true });
     return {
       title: SANDBOX_SECTION_TITLE,
