@@ -1,16 +1,12 @@
-import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { useFreshDatabase } from "@/tests/helpers/test-db";
-import { getConfig } from "@/lib/config";
 import { db } from "@/lib/db";
-import { backupStoreFor } from "@/lib/backups/store";
 import { currentWorkspace } from "@/lib/gateway/workspace";
-import { runCommand } from "@/lib/exec/run-command";
-import { runWithEffects } from "@/lib/effects/command-effects";
 import { gitDanger } from "@/lib/effects/git-danger";
-import type { ToolContext, Workspace } from "@/lib/tools/define-tool";
+import type { Workspace } from "@/lib/tools/define-tool";
+import { emptyWorkspace, runBoxed } from "@/tests/effects/run-boxed";
 import { treeHash } from "@/tests/effects/tree-hash";
 import { execFileSync } from "node:child_process";
 
@@ -25,29 +21,10 @@ beforeAll(async () => {
   ws = await currentWorkspace();
 });
 
-let n = 0;
-async function run(command: string, opts: { reviewEffects?: boolean } = {}) {
-  const callId = `call_fx_${++n}_${crypto.randomBytes(3).toString("hex")}`;
-  const ctx: ToolContext = {
-    callId,
-    workspace: ws,
-    config: getConfig(),
-    signal: new AbortController().signal,
-    note: () => {},
-    backups: backupStoreFor(ws.id, callId),
-    ...(opts.reviewEffects && { ruleOptions: { review_effects: true } }),
-  };
-  const fx = await runWithEffects(ctx, {
-    command,
-    cwdAbs: ws.root,
-    commandData: { command, cwd: "." },
-    run: (_capture, line) => runCommand({ command: line, cwd: ws.root, timeoutMs: 30_000, maxOutputChars: 10_000, env: { PATH: "/usr/bin:/bin" } }),
-  });
-  return { callId, ...fx };
-}
+const run = (command: string, opts: { reviewEffects?: boolean } = {}) => runBoxed(ws, command, opts);
 
 beforeEach(() => {
-  for (const name of fs.readdirSync(ws.root)) fs.rmSync(path.join(ws.root, name), { recursive: true, force: true });
+  emptyWorkspace(ws);
 });
 
 describe("gitDanger names each git file that can run code", () => {

@@ -1,0 +1,41 @@
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { getConfig } from "@/lib/config";
+import { backupStoreFor } from "@/lib/backups/store";
+import { runCommand } from "@/lib/exec/run-command";
+import { runWithEffects } from "@/lib/effects/command-effects";
+import type { ToolContext, Workspace } from "@/lib/tools/define-tool";
+
+let n = 0;
+
+/**
+ * Runs `command` in `ws` the way run_command does, with its file changes captured on a real
+ * overlay, staged, backed up (database store) and applied or held (lib/effects). Shared by the
+ * in-process effects tests. `reviewEffects` sets the rule option that holds every change set.
+ * @returns the call id and runWithEffects' answer
+ */
+export async function runBoxed(ws: Workspace, command: string, opts: { reviewEffects?: boolean } = {}) {
+  const callId = `call_fx_${++n}_${crypto.randomBytes(3).toString("hex")}`;
+  const ctx: ToolContext = {
+    callId,
+    workspace: ws,
+    config: getConfig(),
+    signal: new AbortController().signal,
+    note: () => {},
+    backups: backupStoreFor(ws.id, callId),
+    ...(opts.reviewEffects && { ruleOptions: { review_effects: true } }),
+  };
+  const fx = await runWithEffects(ctx, {
+    command,
+    cwdAbs: ws.root,
+    commandData: { command, cwd: "." },
+    run: (_capture, line) => runCommand({ command: line, cwd: ws.root, timeoutMs: 30_000, maxOutputChars: 10_000, env: { PATH: "/usr/bin:/bin" } }),
+  });
+  return { callId, ...fx };
+}
+
+/** Empties the workspace root between tests. */
+export function emptyWorkspace(ws: Workspace): void {
+  for (const name of fs.readdirSync(ws.root)) fs.rmSync(path.join(ws.root, name), { recursive: true, force: true });
+}
