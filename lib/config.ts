@@ -2,6 +2,7 @@ import { DEFAULT_PRESET, PRESET_NAMES, type PresetName } from "@/lib/policy/pres
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import picomatch from "picomatch";
 import { z } from "zod";
 import { canonicalEncoding, isUnicode, SUPPORTED_ENCODINGS } from "@/lib/workspace/encoding";
 import { defaultCommandLimits, MAX_OUTPUT_CHARS, MAX_TIMEOUT_MS, withRuleLimits, type CommandLimits } from "@/lib/exec/limits";
@@ -51,6 +52,8 @@ const EnvSchema = z.object({
   AGENT_REACH_DEFAULT_PRESET: z.enum(PRESET_NAMES).default(DEFAULT_PRESET),
   AGENT_REACH_BWRAP: z.string().min(1).optional(),
   AGENT_REACH_SANDBOX_READONLY: z.string().optional(),
+  AGENT_REACH_SANDBOX_EXPOSE: z.string().optional(),
+  AGENT_REACH_SANDBOX_SCAN_MAX_ENTRIES: z.coerce.number().int().min(1000).default(250_000),
   AGENT_REACH_MAX_CONCURRENT_COMMANDS: z.coerce.number().int().min(1).max(1024).optional(),
   // Health check's disk threshold (lib/health.ts): an absolute floor in MiB, or a share of the file system.
   AGENT_REACH_HEALTH_MIN_FREE_MB: z.coerce.number().min(0).optional(),
@@ -114,6 +117,18 @@ export interface Config {
    * `.git/hooks` and `.git/config` (AGENT_REACH_SANDBOX_READONLY, comma-separated).
    */
   sandboxReadOnly: string[];
+  /**
+   * Workspace-relative globs (picomatch, dot files included) of secret paths the sandbox shows as
+   * they are instead of empty (AGENT_REACH_SANDBOX_EXPOSE, comma-separated; default: none, every
+   * secret is masked). For projects whose tests need a real `.env.test`, say.
+   */
+  sandboxExpose: string[];
+  /**
+   * Most entries (files, directories, links) of a workspace the sandbox scans for secret paths
+   * before a command (AGENT_REACH_SANDBOX_SCAN_MAX_ENTRIES, default 250,000; `.git` and
+   * `node_modules` are not scanned). A larger workspace fails closed: commands do not start.
+   */
+  sandboxScanMaxEntries: number;
   /** Commands that may run at once; more wait their turn (default: the number of cores). */
   maxConcurrentCommands: number;
   /**
@@ -168,6 +183,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandbox: e.AGENT_REACH_SANDBOX,
     bwrapPath: e.AGENT_REACH_BWRAP ? path.resolve(e.AGENT_REACH_BWRAP) : findOnPath("bwrap", env.PATH ?? "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
     sandboxReadOnly: readOnlyList(e.AGENT_REACH_SANDBOX_READONLY),
+    sandboxExpose: exposeList(e.AGENT_REACH_SANDBOX_EXPOSE),
+    sandboxScanMaxEntries: e.AGENT_REACH_SANDBOX_SCAN_MAX_ENTRIES,
     maxConcurrentCommands: e.AGENT_REACH_MAX_CONCURRENT_COMMANDS ?? Math.max(1, os.availableParallelism()),
     defaultPreset: e.AGENT_REACH_DEFAULT_PRESET,
     healthMinFree:
@@ -207,6 +224,28 @@ function readOnlyList(value: string | undefined): string[] {
     if (path.isAbsolute(entry) || segments.includes("..") || segments.includes(".") || /[*?[\]{}!]/.test(segments[0])) {
       throw new Error(`Invalid configuration: AGENT_REACH_SANDBOX_READONLY: "${entry}" must be a workspace-relative path starting with a literal name (e.g. ".github/workflows/**", "Makefile")`);
     }
+  }
+  return entries;
+}
+
+/**
+ * AGENT_REACH_SANDBOX_EXPOSE: comma-separated workspace-relative globs (e.g. `.env.test`,
+ * `**\/fixtures/*.pem`). Each must be relative and without `..`; picomatch must accept it.
+ */
+function exposeList(value: string | undefined): string[] {
+  const entries = (value ?? "")
+    .split(",")
+    .map((s) => s.trim().replace(/^\.\//, "").replace(/\/+$/, ""))
+    .filter(Boolean);
+  for (const entry of entries) {
+    const segments = entry.split("/");
+    let valid = !path.isAbsolute(entry) && !segments.includes("..") && !segments.includes(".");
+    try {
+      picomatch.makeRe(entry, { dot: true });
+    } catch {
+      valid = false;
+    }
+    if (!valid) throw new Error(`Invalid configuration: AGENT_REACH_SANDBOX_EXPOSE: "${entry}" must be a workspace-relative glob (e.g. ".env.test", "**/fixtures/*.pem")`);
   }
   return entries;
 }

@@ -8,6 +8,7 @@ import { configIsInert, gitDanger } from "@/lib/effects/git-danger";
 import type { FileChangeRow } from "@/lib/effects/journal";
 import type { ChangeEntry, ChangeKind } from "@/lib/effects/read-change-set";
 import { SENSITIVE_PATHS } from "@/lib/policy/default-rules";
+import { GLOB_OPTIONS } from "@/lib/policy/rule-match";
 import { RUNS_LATER_GLOBS, RUNS_LATER_PATHS } from "@/lib/policy/presets";
 import type { BackupStore } from "@/lib/tools/define-tool";
 import { decodeForDisplay, profileText, sha256Hex } from "@/lib/workspace/text";
@@ -84,8 +85,8 @@ const BULKY_DIRS = new Set(["node_modules", ".next", "__pycache__", ".venv", ".p
  */
 const HOLD_SENSITIVE = SENSITIVE_PATHS.filter(([id]) => id !== "git-dir" && id !== "git-dir-nested").map(([, glob]) => glob);
 
-const sensitiveMatcher = picomatch(HOLD_SENSITIVE, { dot: true });
-const runsLaterMatcher = picomatch([...RUNS_LATER_GLOBS], { dot: true });
+const sensitiveMatcher = picomatch(HOLD_SENSITIVE, GLOB_OPTIONS);
+const runsLaterMatcher = picomatch([...RUNS_LATER_GLOBS], GLOB_OPTIONS);
 
 /**
  * Whether a symlink at `rel` with target `link` names a regular file inside the workspace, as the
@@ -116,7 +117,7 @@ function holdsByPath(rel: string): boolean {
   return sensitiveMatcher(rel) || (runsLaterMatcher(rel) && (!inBulkyDir(rel) || installedProgramsMatcher(rel)));
 }
 
-const installedProgramsMatcher = picomatch(RUNS_LATER_PATHS.filter(([id]) => id === "installed-programs").map(([, glob]) => glob), { dot: true });
+const installedProgramsMatcher = picomatch(RUNS_LATER_PATHS.filter(([id]) => id === "installed-programs").map(([, glob]) => glob), GLOB_OPTIONS);
 
 /** Deletions above which a change set is held (AGENT_REACH_EFFECTS_MAX_DELETIONS, default 50). */
 export function maxDeletions(): number {

@@ -5,7 +5,12 @@ import path from "node:path";
 import picomatch from "picomatch";
 import crypto from "node:crypto";
 import { getConfig } from "@/lib/config";
+import { ToolError } from "@/lib/errors";
+import { resetWorkspaceSecrets, workspaceSecrets, SecretScanLimitError } from "@/lib/exec/workspace-secrets";
+import { DEFAULT_RULES } from "@/lib/policy/default-rules";
 import { readGitConfig, riskyKeys } from "@/lib/policy/git-repo";
+import { GLOB_OPTIONS, secretPathMatcher } from "@/lib/policy/rule-match";
+import type { PolicyRuleData } from "@/lib/policy/types";
 import { isInside } from "@/lib/workspace/fence";
 
 /**
@@ -28,7 +33,15 @@ import { isInside } from "@/lib/workspace/fence";
  *   (AGENT_REACH_SANDBOX_READONLY). One that does not exist yet is blocked at its first missing
  *   component (an empty read-only directory is mounted there for the duration of the command),
  *   so it cannot be created either; each directory between the workspace root and a protected
- *   path is bound onto itself, so it cannot be renamed away to plant a fresh copy.
+ *   path is bound onto itself, so it cannot be renamed away to plant a fresh copy;
+ * - the workspace's own secrets are masked, under every preset: each file a sensitive-path rule
+ *   of the policy names (`.env`, `.env.local`, `id_rsa`, `*.pem`, `.npmrc`, …; the one definition
+ *   is lib/policy/rule-match.ts `secretPathMatcher`) is an empty read-only file in the box, and
+ *   a directory whose whole content is secret (`.ssh`, `.aws`, …) an empty read-only directory.
+ *   `cat`, `rev`, `base32`, an interpreter computing the name, a symlink, `cp`, `tar` or `git add`
+ *   all read the empty file; `ln` cannot cross the mount and a write fails (read-only). Only the
+ *   operator can leave named secrets visible (AGENT_REACH_SANDBOX_EXPOSE). The secrets are found
+ *   by a cached scan of the workspace (lib/exec/workspace-secrets.ts) revalidated before each box.
  *
  * Namespaces: user, PID (its own `/proc`, read-only, with host-wide files such as `timer_list`
  * and `kcore` hidden; other processes, the gateway's environment and `/proc/1/root` are out of
@@ -82,6 +95,14 @@ export interface SandboxSpec {
    * the overlay's upper directory in capture mode (so the real workspace is never touched).
    */
   mountpointRoot?: string;
+  /**
+   * The policy rules whose sensitive-path globs name the workspace's secrets (the rules in force,
+   * lib/gateway/rules.ts `loadRules`); default: the built-in rules. Never empty of meaning: a
+   * secret is masked unless a rule set without it is passed or the operator exposes it.
+   */
+  secretRules?: readonly PolicyRuleData[];
+  /** Workspace-relative globs of secrets left visible; default: the operator's AGENT_REACH_SANDBOX_EXPOSE. */
+  expose?: readonly string[];
 }
 
 /** A box ready to run: the argv prefix and what to undo afterwards. */
@@ -90,6 +111,10 @@ export interface BoxPlan {
   argv: string[];
   /** Workspace-relative paths kept read-only (for the call's record). */
   readOnly: string[];
+  /** Workspace-relative secret paths shown empty and read-only (masked) in the box. */
+  masked: string[];
+  /** Workspace-relative secret paths left visible by the operator's exposure globs. */
+  exposed: string[];
   /**
    * After the command: removes the mount points created for missing protected paths and, when the
    * command ran directly on the workspace (no capture), moves out of it every git file that
@@ -156,6 +181,12 @@ export const WATCHED_SYSTEM_DIRS = ["/etc"] as const;
 
 const TRIAL_TIMEOUT_MS = 15_000;
 
+/**
+ * Most time (ms) the check of a workspace for secrets may take before one command; past it the
+ * command does not start (what was read is kept: the next command carries on from there).
+ */
+export const SECRET_SCAN_MAX_MS = 10_000;
+
 /** The secret system files and directories masked in every box. */
 interface MaskScan {
   files: string[];
@@ -215,12 +246,13 @@ export function sandboxStatus(): SandboxStatus {
   return status;
 }
 
-/** Forgets the cached status and secret scan (tests, or after the operator fixed the machine). */
+/** Forgets the cached status and secret scans, system and workspace (tests, or after the operator fixed the machine). */
 export function resetSandboxStatus(): void {
   const s = state();
   s.status.clear();
   s.masks = null;
   s.roots.clear();
+  resetWorkspaceSecrets();
 }
 
 /** Ways a machine can fail to run a box, and what fixes each. */
@@ -594,6 +626,9 @@ export async function prepareBox(spec: SandboxSpec): Promise<BoxPlan> {
     placeholders: captured ? absent : [],
   });
   args.push(...readOnly.args);
+  // The workspace's secrets, last: a mask must not be covered by a later bind of a directory above it.
+  const secrets = await secretMasks(ws, spec, hidden);
+  args.push(...secrets.args);
   for (const dir of remountRo) args.push("--remount-ro", dir);
   args.push("--chdir", spec.cwd, "--");
   // On the real workspace, what the command may have planted is checked when it ends; on the
@@ -602,9 +637,94 @@ export async function prepareBox(spec: SandboxSpec): Promise<BoxPlan> {
   return {
     argv: [status.bwrap, ...args],
     readOnly: readOnly.paths,
+    masked: secrets.masked,
+    exposed: secrets.exposed,
     release: async () => {
       await readOnly.release();
+      await secrets.release(mountpointRoot);
       return sweep ? sweepGitRedirects(ws, sweep).catch(() => []) : [];
+    },
+  };
+}
+
+/**
+ * The bwrap options that mask the workspace's secrets (see the file comment), from a scan
+ * revalidated now: a file under an empty read-only file, a directory under an empty read-only
+ * directory, a secret-named symlink at its target when that lies in the workspace (outside it,
+ * the target is not in the box, or is a system file masked on its own). Secrets inside a hidden
+ * directory (the gateway's state) are covered already.
+ * @returns the options, the masked and exposed paths (workspace-relative), and the clean-up: a
+ *   secret that vanished between the scan and bwrap's mounts gets an empty mount point made by
+ *   bwrap, which is removed afterwards so it never reaches the workspace or a change set
+ * @throws ToolError command_failed_to_start (reason "secret_scan_limit") when the scan passed its
+ *   budget: the command must not run with its secrets showing
+ */
+async function secretMasks(ws: string, spec: SandboxSpec, hidden: readonly string[]): Promise<{ args: string[]; masked: string[]; exposed: string[]; release(mountpointRoot: string): Promise<void> }> {
+  const config = getConfig();
+  const exposeGlobs = spec.expose ?? config.sandboxExpose;
+  const expose = exposeGlobs.length > 0 ? picomatch([...exposeGlobs], GLOB_OPTIONS) : undefined;
+  let found;
+  try {
+    // An exposure glob reaches into a directory when its literal prefix lies above or below it.
+    const bases = exposeGlobs.map(literalPrefix);
+    const exposeUnder = (dir: string) => bases.some((b) => b === "" || b === dir || b.startsWith(`${dir}/`) || dir.startsWith(`${b}/`));
+    found = await workspaceSecrets(ws, secretPathMatcher(spec.secretRules ?? DEFAULT_RULES), { expose, exposeUnder, maxEntries: config.sandboxScanMaxEntries, maxMs: SECRET_SCAN_MAX_MS });
+  } catch (e) {
+    if (!(e instanceof SecretScanLimitError)) throw e;
+    throw new ToolError(
+      "command_failed_to_start",
+      `The command did not start: ${e.message}. Its secrets could not all be masked, so it does not run.`,
+      {
+        reason: "secret_scan_limit",
+        limit: e.limit,
+        entries: e.entries,
+        fix:
+          e.limit === "entries"
+            ? "Run commands in a smaller workspace, or raise AGENT_REACH_SANDBOX_SCAN_MAX_ENTRIES (operator) and restart the gateway."
+            : "Try again: the scan resumes where it stopped. On a slow disk, run commands in a smaller workspace.",
+      },
+      { cause: e },
+    );
+  }
+  const args: string[] = [];
+  const masked: Array<{ rel: string; dir: boolean; ino: number }> = [];
+  const covered = (abs: string) => hidden.some((h) => isInside(h, abs) && !isInside(h, ws));
+  const add = (rel: string, st: fs.Stats) => {
+    if (masked.some((m) => m.rel === rel || (m.dir && isInside(path.join(ws, m.rel), path.join(ws, rel))))) return;
+    masked.push({ rel, dir: st.isDirectory(), ino: st.ino });
+  };
+  for (const rel of [...found.files, ...found.dirs]) {
+    const abs = path.join(ws, rel);
+    const st = lstatOrNull(abs);
+    if (!st || covered(abs)) continue; // gone since the scan: nothing to show
+    if (st.isSymbolicLink()) found.links.push(rel);
+    else add(rel, st);
+  }
+  for (const rel of found.links) {
+    const target = canonical(path.join(ws, rel));
+    if (target === ws || !isInside(ws, target) || covered(target)) continue;
+    const st = lstatOrNull(target);
+    if (st && !st.isSymbolicLink()) add(path.relative(ws, target), st);
+  }
+  masked.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  const emptyFile = masked.some((m) => !m.dir) ? await placeholderFile("empty") : "";
+  const emptyDir = masked.some((m) => m.dir) ? await ensureEmptyDir() : "";
+  for (const m of masked) args.push("--ro-bind", m.dir ? emptyDir : emptyFile, path.join(ws, m.rel));
+  return {
+    args,
+    masked: masked.map((m) => m.rel),
+    exposed: found.exposed,
+    release: async (mountpointRoot) => {
+      for (const m of masked) {
+        // What stands at a masked path now is bwrap's mount point when it is not the entry that
+        // was planned (in the overlay's upper directory, anything there is one: the command could
+        // not write through the mask). Only an empty file or directory is removed.
+        const onDisk = path.join(mountpointRoot, m.rel);
+        const st = lstatOrNull(onDisk);
+        if (!st || (mountpointRoot === ws && st.ino === m.ino)) continue;
+        if (st.isFile() && st.size === 0) await fsp.unlink(onDisk).catch(() => {});
+        else if (st.isDirectory()) await fsp.rmdir(onDisk).catch(() => {});
+      }
     },
   };
 }

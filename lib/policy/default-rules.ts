@@ -26,10 +26,15 @@ function rule(id: string, priority: number, tool: string, match: { pathGlob?: st
   return { id, priority, tool, pathGlob: match.pathGlob ?? null, command: match.command ?? null, decision, note, enabled: true };
 }
 
-/** Files that hold secrets or repository internals: every tool asks, reads included. */
+/**
+ * Files that hold secrets or repository internals: every tool asks, reads included, and the
+ * sandbox shows the secret ones (all but `.git`) empty (lib/exec/workspace-secrets.ts). Dotenv
+ * templates (`.env.example`, `.env.sample`, `.env.template`, also `.env.local.example`) are
+ * documentation a project commits, so they are not sensitive.
+ */
 export const SENSITIVE_PATHS: Array<[id: string, glob: string, note: string]> = [
-  ["env", ".env*", "dotenv files hold credentials"],
-  ["env-nested", "**/.env*", "dotenv files hold credentials"],
+  ["env", ".env!(*.example|*.sample|*.template)", "dotenv files hold credentials (templates such as .env.example do not)"],
+  ["env-nested", "**/.env!(*.example|*.sample|*.template)", "dotenv files hold credentials (templates such as .env.example do not)"],
   ["git-dir", ".git/**", "repository internals (hooks and config can run programs)"],
   ["git-dir-nested", "**/.git/**", "repository internals of nested repositories"],
   ["pem", "**/*.pem", "certificates and private keys"],

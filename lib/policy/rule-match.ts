@@ -72,6 +72,13 @@ export function ruleSource(id: string): NonNullable<RuleRef["source"]> {
   return "operator";
 }
 
+/**
+ * How rule globs match: dot files included, and `*` / `**` also match names holding a newline
+ * (picomatch's regular expressions use `.`, which without the `s` flag skips "\n", so
+ * `**\/.env*` would miss `a\nb/.env`).
+ */
+export const GLOB_OPTIONS = { dot: true, flags: "s" } as const;
+
 const globCache = new Map<string, (p: string) => boolean>();
 const patternCache = new Map<string, CommandPattern>();
 const CACHE_LIMIT = 500;
@@ -93,7 +100,7 @@ function cached<T>(cache: Map<string, T>, key: string, make: () => T): T {
 export function globMatches(glob: string, relative: string): boolean {
   const test = cached(globCache, glob, () => {
     try {
-      return picomatch(glob, { dot: true });
+      return picomatch(glob, GLOB_OPTIONS);
     } catch {
       return () => false;
     }
@@ -184,4 +191,42 @@ export function sensitivePathRule(relative: string, rules: readonly PolicyRuleDa
     if (rule.pathGlob && !rule.command && rule.decision !== "allow" && globMatches(rule.pathGlob, relative)) return rule;
   }
   return null;
+}
+
+/**
+ * Sensitive-path rules that guard repository internals (`.git`: its hooks and config run
+ * programs), not secrets: the sandbox keeps those read-only instead of hiding them.
+ */
+export const REPOSITORY_INTERNALS_RULES: ReadonlySet<string> = new Set(["default:sensitive-git-dir", "default:sensitive-git-dir-nested"]);
+
+/** Tests a workspace-relative path against the secret-path rules (see `secretPathMatcher`). */
+export interface SecretMatcher {
+  (relative: string): boolean;
+  /** Identifies the rule globs the matcher was built from (equal keys: equal answers). */
+  key: string;
+}
+
+/**
+ * The workspace's secret paths as one predicate: exactly the paths `sensitivePathRule` finds a
+ * rule for (what read_file would have to ask or deny for), less the repository-internals rules.
+ * This is the one definition of a secret the sandbox masks (lib/exec/workspace-secrets.ts).
+ * @param rules the policy rules in force (enabled and disabled; disabled ones are skipped)
+ */
+export function secretPathMatcher(rules: readonly PolicyRuleData[]): SecretMatcher {
+  const globs: string[] = [];
+  for (const rule of activeRules(rules, "read_file")) {
+    if (rule.pathGlob && !rule.command && rule.decision !== "allow" && !REPOSITORY_INTERNALS_RULES.has(rule.id)) globs.push(rule.pathGlob);
+  }
+  const tests = [...new Set(globs)].map((g) =>
+    cached(globCache, g, () => {
+      try {
+        return picomatch(g, GLOB_OPTIONS);
+      } catch {
+        return () => false;
+      }
+    }),
+  );
+  const matcher = ((relative: string) => tests.some((t) => t(relative))) as SecretMatcher;
+  matcher.key = [...new Set(globs)].sort().join("\u0000");
+  return matcher;
 }

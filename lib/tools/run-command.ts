@@ -151,7 +151,7 @@ export const runCommandTool = defineTool({
           limits,
           nice: ctx.config.commandNice,
           cgroups: ctx.config.commandCgroup,
-          ...(box.available && { sandbox: { workspaceRoot: ctx.workspace.root, home: env.HOME ?? null, network } }),
+          ...(box.available && { sandbox: { workspaceRoot: ctx.workspace.root, home: env.HOME ?? null, network, ...(ctx.policyRules && { secretRules: ctx.policyRules }) } }),
           ...(capture && { capture }),
           maxConcurrent: ctx.config.maxConcurrentCommands,
           onQueued: (ahead) => {

@@ -5,6 +5,7 @@ import { getConfig } from "@/lib/config";
 import { backupStoreFor } from "@/lib/backups/store";
 import { runCommand } from "@/lib/exec/run-command";
 import { runWithEffects } from "@/lib/effects/command-effects";
+import type { PolicyRuleData } from "@/lib/policy/types";
 import type { ToolContext, Workspace } from "@/lib/tools/define-tool";
 
 let n = 0;
@@ -15,7 +16,7 @@ let n = 0;
  * in-process effects tests. `reviewEffects` sets the rule option that holds every change set.
  * @returns the call id and runWithEffects' answer
  */
-export async function runBoxed(ws: Workspace, command: string, opts: { reviewEffects?: boolean } = {}) {
+export async function runBoxed(ws: Workspace, command: string, opts: { reviewEffects?: boolean; sandbox?: boolean; secretRules?: readonly PolicyRuleData[]; cwd?: string } = {}) {
   const callId = `call_fx_${++n}_${crypto.randomBytes(3).toString("hex")}`;
   const ctx: ToolContext = {
     callId,
@@ -30,7 +31,17 @@ export async function runBoxed(ws: Workspace, command: string, opts: { reviewEff
     command,
     cwdAbs: ws.root,
     commandData: { command, cwd: "." },
-    run: (_capture, line) => runCommand({ command: line, cwd: ws.root, timeoutMs: 30_000, maxOutputChars: 10_000, env: { PATH: "/usr/bin:/bin" } }),
+    boxed: opts.sandbox === true,
+    run: (capture, line) =>
+      runCommand({
+        command: line,
+        cwd: opts.cwd ?? ws.root,
+        timeoutMs: 30_000,
+        maxOutputChars: 10_000,
+        env: { PATH: "/usr/bin:/bin", LANG: "C.UTF-8" },
+        ...(opts.sandbox && { sandbox: { workspaceRoot: ws.root, home: null, network: false, ...(opts.secretRules && { secretRules: opts.secretRules }) } }),
+        ...(opts.sandbox && capture && { capture }),
+      }),
   });
   return { callId, ...fx };
 }
