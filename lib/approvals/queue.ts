@@ -12,7 +12,7 @@ import { currentWorkspace } from "@/lib/gateway/workspace";
 import { endRevokedCall, isAgentRevoked } from "@/lib/approvals/revocation";
 import { expireCall, isOverdue, waitForAnswer } from "@/lib/approvals/wait";
 import { startExecutor } from "@/lib/approvals/executor";
-import { argsColumn, pendingColumn, queuedTargetSha256, ruleOptionsOf } from "@/lib/audit/record";
+import { argsColumn, pendingColumn, presetOf, queuedTargetSha256, ruleOptionsOf } from "@/lib/audit/record";
 import { planFacts, planGrant, saveGrant, type GrantPlan, type GrantRequest } from "@/lib/approvals/grants";
 import { applyHeldEffects, discardHeldEffects, dropHeldEffects, isHeldEffects } from "@/lib/effects/call-hooks";
 
@@ -172,6 +172,7 @@ export async function runApproved(callId: string): Promise<Envelope | null> {
     actor,
     ...(queuedSha !== undefined && { queuedTargetSha256: queuedSha }),
     ruleOptions: ruleOptionsOf(row.decisionJson),
+    preset: presetOf(row.decisionJson) ?? undefined,
   });
 }
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import type { PolicyVerdict, RuleOptions } from "@/lib/policy/types";
+import { isPresetName } from "@/lib/policy/presets";
+import type { PolicyVerdict, PresetName, RuleOptions } from "@/lib/policy/types";
 import { RuleOptionsInput } from "@/lib/policy/rule-match";
 import type { ToolPreview } from "@/lib/audit/types";
 import type { Envelope } from "@/lib/result";
@@ -97,6 +98,12 @@ export const pendingColumn = codec<PendingDetail>(Pending);
 export const argsColumn = codec<Record<string, unknown>>(Args);
 /** ToolCall.resultJson (the stored copy of the envelope) */
 export const resultColumn = codec<Envelope & { truncated_for_storage?: { original_length: number } }>(StoredEnvelope);
+
+/** The supervision preset recorded with a call's verdict, or null (not recorded, or not a preset's name). */
+export function presetOf(decisionJson: string | null | undefined): PresetName | null {
+  const preset = decisionColumn.decode(decisionJson)?.preset;
+  return isPresetName(preset) ? preset : null;
+}
 
 /** The rule options recorded with a call's verdict, or null. */
 export function ruleOptionsOf(decisionJson: string | null | undefined): RuleOptions | null {

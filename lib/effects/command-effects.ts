@@ -9,6 +9,7 @@ import { holdCallForEffects } from "@/lib/effects/call-hooks";
 import { moveChangeSet, writeChangeSet } from "@/lib/effects/journal";
 import { readChangeSet } from "@/lib/effects/read-change-set";
 import { stageEntries, type ChangesSummary } from "@/lib/effects/stage";
+import { PRESETS } from "@/lib/policy/presets";
 import type { ToolContext } from "@/lib/tools/define-tool";
 
 /**
@@ -94,6 +95,9 @@ export async function runWithEffects(
       source: upperSource(cap.upper),
       backups: ctx.backups,
       reviewEffects: ctx.ruleOptions?.review_effects === true,
+      // Large deletions are held where the call's preset says so (strict and balanced; not
+      // autonomous); a call without a known preset gets the strictest check.
+      holdLargeDeletions: PRESETS[ctx.preset ?? "strict"].checks.holdLargeDeletions,
     });
     const t1 = performance.now();
     const stored = { ...input.commandData, ...(ctx.ruleOptions?.redact === false ? result : redactValue(result)) };

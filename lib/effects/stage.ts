@@ -179,6 +179,11 @@ export async function stageEntries(input: {
   source: ContentSource;
   backups: BackupStore;
   reviewEffects?: boolean;
+  /**
+   * Hold a change set that deletes more than `maxDeletions()` files (default true; the preset's
+   * `holdLargeDeletions` check decides for a command: lib/policy/presets.ts).
+   */
+  holdLargeDeletions?: boolean;
 }): Promise<Staged> {
   const isBulky = await bulkyMatcher(input.root);
   const rows: FileChangeRow[] = [];
@@ -285,7 +290,7 @@ export async function stageEntries(input: {
   }
   const holdReasons: string[] = [];
   if (input.reviewEffects) holdReasons.push("a policy rule asks a reviewer to approve this command's effect (review_effects)");
-  if (deletions > maxDeletions()) holdReasons.push(`deletes ${deletions} files (more than ${maxDeletions()})`);
+  if (input.holdLargeDeletions !== false && deletions > maxDeletions()) holdReasons.push(`deletes ${deletions} files (more than ${maxDeletions()})`);
   const named = gitDangers.filter((d) => d !== undefined);
   for (const d of named.slice(0, 5)) holdReasons.push(d);
   if (named.length > 5) holdReasons.push(`and ${named.length - 5} more git files that can run code`);

@@ -312,7 +312,7 @@ export async function runCall(call: AllowedCall): Promise<Envelope> {
     startedAt: new Date(),
   });
   if (!moved) throw new Error(`call ${callId} left "received" unexpectedly`);
-  return executeCall({ callId, tool, args, workspace, notes, actor: "system", ruleOptions: verdict.options ?? null });
+  return executeCall({ callId, tool, args, workspace, notes, actor: "system", ruleOptions: verdict.options ?? null, ...(verdict.preset && { preset: verdict.preset }) });
 }
 
 /**

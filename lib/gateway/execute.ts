@@ -5,7 +5,7 @@ import { failure, success, type Envelope } from "@/lib/result";
 import { finishCall } from "@/lib/audit/calls";
 import { backupStoreFor } from "@/lib/backups/store";
 import { callRuleOptions, loadRules } from "@/lib/gateway/rules";
-import type { RuleOptions } from "@/lib/policy/types";
+import type { PresetName, RuleOptions } from "@/lib/policy/types";
 import type { AuditNotes, ToolContext, ToolDefinition, Workspace } from "@/lib/tools/define-tool";
 
 /** Aborted when the server shuts down, so long-running tools stop (commands are killed). */
@@ -32,6 +32,8 @@ export async function executeCall(input: {
   queuedTargetSha256?: string | null;
   /** The options of the rule that decided the call, when the caller has the verdict at hand (saves a read). */
   ruleOptions?: RuleOptions | null;
+  /** The preset the call was judged under (its verdict's `preset`); absent: the tool applies the strictest checks. */
+  preset?: PresetName;
 }): Promise<Envelope> {
   const { callId, tool, workspace } = input;
   const notes: AuditNotes = { ...input.notes };
@@ -46,6 +48,7 @@ export async function executeCall(input: {
     backups: backupStoreFor(workspace.id, callId),
     ...(input.queuedTargetSha256 !== undefined && { queuedTargetSha256: input.queuedTargetSha256 }),
     ...(ruleOptions && { ruleOptions }),
+    ...(input.preset && { preset: input.preset }),
     policyRules: await loadRules(),
   };
   let envelope: Envelope;

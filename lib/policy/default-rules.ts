@@ -33,8 +33,8 @@ function rule(id: string, priority: number, tool: string, match: { pathGlob?: st
  * documentation a project commits, so they are not sensitive.
  */
 export const SENSITIVE_PATHS: Array<[id: string, glob: string, note: string]> = [
-  ["env", ".env!(*.example|*.sample|*.template)", "dotenv files hold credentials (templates such as .env.example do not)"],
-  ["env-nested", "**/.env!(*.example|*.sample|*.template)", "dotenv files hold credentials (templates such as .env.example do not)"],
+  ["env", ".env!(*.example|*.sample|*.template)", "dotenv files hold credentials"],
+  ["env-nested", "**/.env!(*.example|*.sample|*.template)", "dotenv files hold credentials"],
   ["git-dir", ".git/**", "repository internals (hooks and config can run programs)"],
   ["git-dir-nested", "**/.git/**", "repository internals of nested repositories"],
   ["pem", "**/*.pem", "certificates and private keys"],

@@ -17,9 +17,10 @@ import type { Decision, PolicyRuleData, PresetName } from "@/lib/policy/types";
  *   runs in the sandbox without asking; it still asks when it would leave the box (network, a
  *   path outside the workspace, no sandbox) and its change set is held when it trips a hold
  *   threshold (lib/effects/stage.ts). fetch_url asks unless a rule allows it.
- * - `autonomous`: like balanced without the large-change check: only leaving the box (the network,
+ * - `autonomous`: like balanced without the large-change checks: only leaving the box (the network,
  *   paths outside, unboxed commands, files that run later outside the box) and sensitive files
- *   ask, and deny rules refuse. Everything is still recorded, backed up and revertible.
+ *   ask, and deny rules refuse; a command deleting many files is not held (each deleted file is
+ *   backed up). Everything is still recorded, backed up and revertible.
  *
  * Operator rules apply on top of every preset: among matching rules deny beats ask beats allow, so
  * an operator's deny or ask always wins, and an operator's allow relaxes only where the preset
@@ -111,6 +112,12 @@ export interface PresetSpec {
     boxedWalksIntoGit: boolean;
     /** Large deletions or rewrites by write_file, edit_file or restore_backup ask. */
     largeChange: boolean;
+    /**
+     * A command's change set that deletes many files (more than AGENT_REACH_EFFECTS_MAX_DELETIONS,
+     * lib/effects/stage.ts) is held for a reviewer; without it, the deletions apply at once, each
+     * deleted file backed up and revertible.
+     */
+    holdLargeDeletions: boolean;
     /** Writes into a git directory found by its shape (a `.git` pointer's target, a bare repository) ask. */
     gitDirectories: boolean;
   };
@@ -160,7 +167,13 @@ function relaxedChecks(large: boolean): PresetCheck[] {
     ...(large
       ? [{ id: "large-change", decision: "ask" as const, text: `a write, edit or restore that removes more than ${LARGE_CHANGE.fraction * 100}% of a file of ${LARGE_CHANGE.minLines}+ lines (or ${LARGE_CHANGE.minBytes}+ bytes without lines) asks` }]
       : []),
-    { id: "held-change-sets", decision: "ask", text: "a command's change set is held for a reviewer when it changes a sensitive or runs-later file, .git internals, or deletes many files" },
+    {
+      id: "held-change-sets",
+      decision: "ask",
+      text: large
+        ? "a command's change set is held for a reviewer when it changes a sensitive or runs-later file, .git internals, or deletes many files"
+        : "a command's change set is held for a reviewer when it changes a sensitive or runs-later file or .git internals; many deletions apply at once, each deleted file backed up (revert_call undoes them)",
+    },
   ];
 }
 
@@ -171,7 +184,7 @@ export const PRESETS: Readonly<Record<PresetName, PresetSpec>> = {
     summary: "Every write, edit, restore and non-read-only command asks a reviewer (the stored rules, unchanged).",
     replaces: [],
     rules: [],
-    checks: { boxedWritesApply: false, boxedWalksIntoGit: false, largeChange: false, gitDirectories: false },
+    checks: { boxedWritesApply: false, boxedWalksIntoGit: false, largeChange: false, holdLargeDeletions: true, gitDirectories: false },
     describedChecks: STRICT_CHECKS,
   },
   balanced: {
@@ -180,7 +193,7 @@ export const PRESETS: Readonly<Record<PresetName, PresetSpec>> = {
       "Reads, writes and edits inside the workspace apply at once (backed up, revertible); files that run later, large deletions and secrets ask; commands run in the sandbox and ask only to leave it.",
     replaces: REPLACED,
     rules: relaxedRules("balanced"),
-    checks: { boxedWritesApply: true, boxedWalksIntoGit: true, largeChange: true, gitDirectories: true },
+    checks: { boxedWritesApply: true, boxedWalksIntoGit: true, largeChange: true, holdLargeDeletions: true, gitDirectories: true },
     describedChecks: relaxedChecks(true),
   },
   autonomous: {
@@ -188,7 +201,7 @@ export const PRESETS: Readonly<Record<PresetName, PresetSpec>> = {
     summary: "Only leaving the sandbox (network, paths outside, files that run later outside it), sensitive files and deny rules stop a call; everything is recorded, backed up and revertible.",
     replaces: REPLACED,
     rules: relaxedRules("autonomous"),
-    checks: { boxedWritesApply: true, boxedWalksIntoGit: true, largeChange: false, gitDirectories: true },
+    checks: { boxedWritesApply: true, boxedWalksIntoGit: true, largeChange: false, holdLargeDeletions: false, gitDirectories: true },
     describedChecks: relaxedChecks(false),
   },
 };

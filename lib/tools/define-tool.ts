@@ -2,7 +2,7 @@ import type { z } from "zod";
 import type { Config } from "@/lib/config";
 import type { AuditNotes, ToolPreview } from "@/lib/audit/types";
 import type { BackupRecord, BackupStore } from "@/lib/backups/types";
-import type { PolicyRuleData, RuleOptions, SandboxGrants, ToolRisk } from "@/lib/policy/types";
+import type { PolicyRuleData, PresetName, RuleOptions, SandboxGrants, ToolRisk } from "@/lib/policy/types";
 import type { Workspace } from "@/lib/workspace/types";
 
 /**
@@ -57,6 +57,12 @@ export interface ToolContext {
    * target's current sha256 differs, before writing anything.
    */
   queuedTargetSha256?: string | null;
+  /**
+   * The supervision preset the call was judged under (its verdict's `preset`), for checks a tool
+   * makes itself after running (run_command's change-set hold: lib/effects). Absent: the
+   * strictest checks apply.
+   */
+  preset?: PresetName;
   /**
    * Options of the policy rules that applied to this call, as the policy recorded them when it
    * decided (run_command limits, `redact`; lib/policy/types.ts RuleOptions). Absent when none.

@@ -5,7 +5,7 @@ import { getConfig } from "@/lib/config";
 import { backupStoreFor } from "@/lib/backups/store";
 import { runCommand } from "@/lib/exec/run-command";
 import { runWithEffects } from "@/lib/effects/command-effects";
-import type { PolicyRuleData } from "@/lib/policy/types";
+import type { PolicyRuleData, PresetName } from "@/lib/policy/types";
 import type { ToolContext, Workspace } from "@/lib/tools/define-tool";
 
 let n = 0;
@@ -16,7 +16,7 @@ let n = 0;
  * in-process effects tests. `reviewEffects` sets the rule option that holds every change set.
  * @returns the call id and runWithEffects' answer
  */
-export async function runBoxed(ws: Workspace, command: string, opts: { reviewEffects?: boolean; sandbox?: boolean; secretRules?: readonly PolicyRuleData[]; cwd?: string } = {}) {
+export async function runBoxed(ws: Workspace, command: string, opts: { reviewEffects?: boolean; sandbox?: boolean; secretRules?: readonly PolicyRuleData[]; cwd?: string; preset?: PresetName } = {}) {
   const callId = `call_fx_${++n}_${crypto.randomBytes(3).toString("hex")}`;
   const ctx: ToolContext = {
     callId,
@@ -26,6 +26,7 @@ export async function runBoxed(ws: Workspace, command: string, opts: { reviewEff
     note: () => {},
     backups: backupStoreFor(ws.id, callId),
     ...(opts.reviewEffects && { ruleOptions: { review_effects: true } }),
+    ...(opts.preset && { preset: opts.preset }),
   };
   const fx = await runWithEffects(ctx, {
     command,

@@ -143,13 +143,13 @@ describe("the policy's verdict carries the options of the rules that apply", () 
 
   it("path tools: every matching rule contributes, whatever its decision", async () => {
     const fixtures: PolicyRuleData = { ...rule("ops:fixtures", { tool: "*", pathGlob: "tests/fixtures/**" }, "allow", 50), options: { redact: false } };
-    const envExample: PolicyRuleData = { ...rule("ops:env-example", { tool: "read_file", pathGlob: ".env.example" }, "allow", 5), options: { redact: false } };
-    const all = [...(DEFAULT_RULES as PolicyRuleData[]), fixtures, envExample];
+    const envLocal: PolicyRuleData = { ...rule("ops:env-local", { tool: "read_file", pathGlob: ".env.local" }, "allow", 5), options: { redact: false } };
+    const all = [...(DEFAULT_RULES as PolicyRuleData[]), fixtures, envLocal];
     const ask = (p: string) => decide({ tool: "read_file", risk: "read", paths: [p] }, all);
     expect(await ask("tests/fixtures/keys.txt")).toMatchObject({ decision: "allow", options: { redact: false } });
     expect((await ask("src/app.ts")).options).toBeUndefined();
     // .env* still asks (sensitive path), and the operator's rule relaxes masking for that file.
-    expect(await ask(".env.example")).toMatchObject({ decision: "ask", options: { redact: false } });
+    expect(await ask(".env.local")).toMatchObject({ decision: "ask", options: { redact: false } });
   });
 });
 
