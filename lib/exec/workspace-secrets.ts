@@ -14,7 +14,9 @@ import type { SecretMatcher } from "@/lib/policy/rule-match";
  * or ctime changed (an entry was added, removed or renamed, or its permissions changed) is read
  * again, and a new directory is read whole. A directory modified within RACY_MS of when it was
  * read is read again next time too (a second change within the file system's timestamp
- * granularity would leave its mtime equal). File contents are never read.
+ * granularity would leave its mtime equal). File contents are never read. A regular file with
+ * more than one name is noted (its inode) when its directory is read, so a hard link to a secret
+ * under a name that is not secret is masked as well.
  *
  * Not scanned: `.git` directories (repository internals: the sandbox keeps their hooks and config
  * read-only, and the policy's secret names never occur inside them; a secret committed to the
@@ -44,6 +46,8 @@ interface DirNode {
   /** Read again on the next scan (it was modified too recently to trust its mtime). */
   racy: boolean;
   entries: Array<{ name: string; kind: Kind }>;
+  /** Regular files of this directory with more than one name (hard links): name and inode. */
+  linked: Array<{ name: string; ino: number }>;
   /** Secret entries of this directory for the matcher `matchKey` (workspace-relative). */
   matchKey: string | null;
   secretFiles: string[];
@@ -123,6 +127,10 @@ export async function workspaceSecrets(
   const expose = options.expose ?? (() => false);
   const exposeUnder = options.exposeUnder ?? (() => false);
   const stack: string[] = [""];
+  // Directories inside a masked secret directory: read (and cached) only for the inodes of their
+  // multiply-linked files, whose other names outside must be masked too.
+  const insideMasked = new Set<string>();
+  const maskedInodes = new Set<number>();
   while (stack.length > 0) {
     const rel = stack.pop()!;
     const abs = rel ? path.join(root, rel) : root;
@@ -142,12 +150,20 @@ export async function workspaceSecrets(
         dirents = [];
       }
       if (node) tree.entries -= node.entries.length;
+      // A regular file with several names may be a secret under another name (see `linkedNames`).
+      const linked: DirNode["linked"] = [];
+      for (const d of dirents) {
+        if (!d.isFile()) continue;
+        const fst = fs.lstatSync(/*turbopackIgnore: true*/ path.join(abs, d.name), { throwIfNoEntry: false });
+        if (fst && fst.isFile() && fst.nlink > 1) linked.push({ name: d.name, ino: fst.ino });
+      }
       node = {
         ino: st.ino,
         mtimeMs: st.mtimeMs,
         ctimeMs: st.ctimeMs,
         racy: Math.max(st.mtimeMs, st.ctimeMs) >= readAt - RACY_MS,
         entries: dirents.map((d) => ({ name: d.name, kind: d.isDirectory() ? "dir" : d.isSymbolicLink() ? "link" : d.isFile() ? "file" : "other" })),
+        linked,
         matchKey: null,
         secretFiles: [],
         secretDirs: [],
@@ -164,6 +180,16 @@ export async function workspaceSecrets(
         );
       }
     }
+    if (insideMasked.has(rel)) {
+      for (const l of node.linked) maskedInodes.add(l.ino);
+      for (const e of node.entries) {
+        if (e.kind !== "dir" || UNSCANNED_DIRS.includes(e.name)) continue;
+        const child = `${rel}/${e.name}`;
+        insideMasked.add(child);
+        stack.push(child);
+      }
+      continue;
+    }
     if (node.matchKey !== isSecret.key) classify(node, rel, isSecret);
     for (const f of node.secretFiles) (expose(f) ? out.exposed : out.files).push(f);
     for (const l of node.secretLinks) (expose(l) ? out.exposed : out.links).push(l);
@@ -173,7 +199,11 @@ export async function workspaceSecrets(
       if (expose(d) || exposeUnder(d)) {
         if (expose(d)) out.exposed.push(d);
         stack.push(d);
-      } else out.dirs.push(d);
+      } else {
+        out.dirs.push(d);
+        insideMasked.add(d);
+        stack.push(d);
+      }
     }
     for (const e of node.entries) {
       if (e.kind !== "dir" || UNSCANNED_DIRS.includes(e.name)) continue;
@@ -197,7 +227,34 @@ export async function workspaceSecrets(
     }
   }
   out.entries = tree.entries;
+  out.files.push(...linkedNames(tree, visited, insideMasked, out.files, maskedInodes));
   return out;
+}
+
+/**
+ * Other names of secret files: a hard link made earlier (by the person, or before a file was
+ * renamed to a secret name) under a name that is not secret shows the same bytes. Each
+ * directory's multiply-linked files are noted when it is read (one `lstat` per file then), so this
+ * costs nothing while no secret has a second name.
+ * @param secretInodes inodes of multiply-linked files inside masked secret directories
+ */
+function linkedNames(tree: Tree, visited: ReadonlySet<string>, masked: ReadonlySet<string>, files: readonly string[], secretInodes: Set<number>): string[] {
+  const named = new Set(files);
+  for (const rel of files) {
+    const slash = rel.lastIndexOf("/");
+    const hit = tree.nodes.get(slash < 0 ? "" : rel.slice(0, slash))?.linked.find((l) => l.name === rel.slice(slash + 1));
+    if (hit) secretInodes.add(hit.ino);
+  }
+  if (secretInodes.size === 0) return [];
+  const more: string[] = [];
+  for (const rel of visited) {
+    if (masked.has(rel)) continue;
+    for (const l of tree.nodes.get(rel)?.linked ?? []) {
+      const p = rel ? `${rel}/${l.name}` : l.name;
+      if (secretInodes.has(l.ino) && !named.has(p)) more.push(p);
+    }
+  }
+  return more;
 }
 
 /** Fills a node's secret entries for `isSecret`. */

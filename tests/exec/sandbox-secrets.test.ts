@@ -169,6 +169,33 @@ describe("every spelling of a read sees the secret empty", () => {
   });
 });
 
+describe("other names of a secret made before the command", () => {
+  it("a hard link the person made under a harmless name is masked too, also out of a secret directory", async () => {
+    fs.mkdirSync(path.join(ws.root, "config"), { recursive: true });
+    fs.linkSync(path.join(ws.root, ".env"), path.join(ws.root, "config", "settings.txt"));
+    fs.linkSync(path.join(ws.root, ".ssh", "id_ed25519"), path.join(ws.root, "backup-key.txt"));
+    const r = await boxed("cat config/settings.txt backup-key.txt; ls -la config/settings.txt backup-key.txt");
+    expect(r.result.stdout).toMatch(/^-r--r--r-- .* 0 .*backup-key\.txt\n-r--r--r-- .* 0 .*config\/settings\.txt\n$/);
+    expect(real("config/settings.txt")).toBe(SECRETS[".env"]);
+  });
+});
+
+describe("a secret that vanishes between the scan and the box", () => {
+  it("the mount point bwrap had to make is removed: nothing reaches the workspace or the change set", async () => {
+    const { prepareBox } = await import("@/lib/exec/sandbox");
+    const { spawnSync } = await import("node:child_process");
+    const plan = await prepareBox({ workspaceRoot: ws.root, cwd: ws.root, home: null, network: false });
+    expect(plan.masked).toContain(".env");
+    fs.rmSync(path.join(ws.root, ".env"));
+    const run = spawnSync(plan.argv[0], [...plan.argv.slice(1), "/bin/sh", "-c", "wc -c < .env"], { encoding: "utf8" });
+    expect(run.stdout.trim()).toBe("0");
+    expect(fs.statSync(path.join(ws.root, ".env")).size).toBe(0); // bwrap made it, on the real workspace (no capture here)
+    await plan.release();
+    expect(fs.existsSync(path.join(ws.root, ".env"))).toBe(false);
+    fs.writeFileSync(path.join(ws.root, ".env"), SECRETS[".env"]);
+  });
+});
+
 describe("secrets that appear after the scan was cached", () => {
   it("a secret created by the person between two commands", async () => {
     await boxed("true");
