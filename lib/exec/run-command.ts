@@ -107,6 +107,12 @@ export interface SandboxRecord {
   network: boolean;
   /** Workspace-relative paths that were read-only inside. */
   read_only: string[];
+  /**
+   * Workspace-relative secret paths shown empty and read-only inside (lib/exec/sandbox.ts; at most
+   * 50 listed, `masked_total` counts them all). Absent when nothing was masked.
+   */
+  masked?: string[];
+  masked_total?: number;
   /** True when it ran on an overlay view of the workspace (`capture`). */
   capture: boolean;
   /** Why it ran without the sandbox (set by the tool when `boxed` is false). */
@@ -287,6 +293,7 @@ async function runInSlot(options: RunCommandOptions, queuedMs: number): Promise<
     boxed: !!box,
     network: !!options.sandbox?.network,
     read_only: box?.plan.readOnly ?? [],
+    ...(box && box.plan.masked.length > 0 && { masked: box.plan.masked.slice(0, 50), masked_total: box.plan.masked.length }),
     capture: !!options.capture,
   };
 

@@ -85,6 +85,11 @@ describe.each(["balanced", "autonomous"] as const)("under %s, the workspace's se
     expect(ranAtOnce).toBeGreaterThan(5);
     expect(fs.readFileSync(path.join(server.workspace, ".env"), "utf8")).toBe(`API_KEY=${SECRET}-env\n`);
     expect(fs.readFileSync(path.join(server.workspace, "app/.env.local"), "utf8")).toBe(`TOKEN=${SECRET}-local\n`);
+    // The result names what was masked, so the agent knows why .env reads empty.
+    const listed = await run("ls -la .env");
+    expect(listed.data.sandbox.masked).toEqual(expect.arrayContaining([".env", "app/.env.local", "deploy/id_ed25519"]));
+    expect(listed.data.sandbox.masked).not.toContain(".env.example");
+    expect(listed.data.stdout).toMatch(/ 0 .*\.env\n/);
     const example = await run("cat .env.example");
     expect(example.data.stdout).toBe("API_KEY=\n");
     const write = await run("echo leaked > .env; echo status=$?");
