@@ -687,11 +687,11 @@ async function secretMasks(ws: string, spec: SandboxSpec, hidden: readonly strin
     );
   }
   const args: string[] = [];
-  const masked: Array<{ rel: string; dir: boolean; ino: number }> = [];
+  const masked: Array<{ rel: string; dir: boolean; ino: number; ctimeMs: number }> = [];
   const covered = (abs: string) => hidden.some((h) => isInside(h, abs) && !isInside(h, ws));
   const add = (rel: string, st: fs.Stats) => {
     if (masked.some((m) => m.rel === rel || (m.dir && isInside(path.join(ws, m.rel), path.join(ws, rel))))) return;
-    masked.push({ rel, dir: st.isDirectory(), ino: st.ino });
+    masked.push({ rel, dir: st.isDirectory(), ino: st.ino, ctimeMs: st.ctimeMs });
   };
   for (const rel of [...found.files, ...found.dirs]) {
     const abs = path.join(ws, rel);
@@ -718,10 +718,11 @@ async function secretMasks(ws: string, spec: SandboxSpec, hidden: readonly strin
       for (const m of masked) {
         // What stands at a masked path now is bwrap's mount point when it is not the entry that
         // was planned (in the overlay's upper directory, anything there is one: the command could
-        // not write through the mask). Only an empty file or directory is removed.
+        // not write through the mask). The entry is known by its inode and change time (a freed
+        // inode number is often reused at once). Only an empty file or directory is removed.
         const onDisk = path.join(mountpointRoot, m.rel);
         const st = lstatOrNull(onDisk);
-        if (!st || (mountpointRoot === ws && st.ino === m.ino)) continue;
+        if (!st || (mountpointRoot === ws && st.ino === m.ino && st.ctimeMs === m.ctimeMs)) continue;
         if (st.isFile() && st.size === 0) await fsp.unlink(onDisk).catch(() => {});
         else if (st.isDirectory()) await fsp.rmdir(onDisk).catch(() => {});
       }
