@@ -116,6 +116,27 @@ describe("every spelling of a read sees the secret empty", () => {
     expect(r.result.stdout).toBe("");
   });
 
+  it("the mask cannot be unmounted, nor a namespace made to step around it", async () => {
+    const r = await boxed("umount .env; umount -l .env; unshare -rm cat .env; cat .env; true");
+    expect(r.result.stdout).toBe("");
+  });
+
+  it("without change capture (the command on the workspace itself) the masks hold as well", async () => {
+    const { runCommand } = await import("@/lib/exec/run-command");
+    const r = await runCommand({
+      command: "cat .env sub/dir/.env.local; rev .env; echo x > .env; echo status=$?",
+      cwd: ws.root,
+      timeoutMs: 30_000,
+      maxOutputChars: 10_000,
+      env: { PATH: "/usr/bin:/bin" },
+      sandbox: { workspaceRoot: ws.root, home: null, network: false },
+    });
+    expect(r.stdout).toBe("status=1\n");
+    expect(r.stderr).toMatch(/Read-only file system/);
+    expect(r.sandbox.masked).toEqual(expect.arrayContaining([".env", "sub/dir/.env.local", ".ssh", ".aws"]));
+    expect(real(".env")).toBe(SECRETS[".env"]);
+  });
+
   it("od shows an empty file", async () => {
     expect((await boxed("od -c .env")).result.stdout).toBe("0000000\n");
   });
