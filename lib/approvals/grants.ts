@@ -2,6 +2,7 @@ import { z } from "zod";
 import { db } from "@/lib/db";
 import { errorBody, toErrorBody, type ErrorBody } from "@/lib/errors";
 import { newId } from "@/lib/ids";
+import type { Result } from "@/lib/result";
 import { appendEvent } from "@/lib/audit/events";
 import { askPolicy, readOnlyContext } from "@/lib/gateway/contexts";
 import { fenceSubject } from "@/lib/workspace/fence-subject";
@@ -60,7 +61,7 @@ function refused(message: string, detail: Record<string, unknown> = {}): { ok: f
  * leaving the sandbox, sensitive files), is refused with the reason.
  * @returns the plan, or `invalid_arguments` with `detail.reason` "grant_refused" and the message
  */
-export async function planGrant(row: Row, args: unknown, request: GrantRequest, reviewer: string, now = Date.now()): Promise<{ ok: true; plan: GrantPlan } | { ok: false; error: ErrorBody }> {
+export async function planGrant(row: Row, args: unknown, request: GrantRequest, reviewer: string, now = Date.now()): Promise<Result<{ plan: GrantPlan }>> {
   const kind = GRANT_TOOLS[row.tool];
   if (!kind) return refused(`a ${row.tool} call cannot be allowed by a grant (grants name writes, edits and commands: ${Object.keys(GRANT_TOOLS).join(", ")}).`);
   if (kind === "path" && (!request.path_glob || request.patterns)) return refused(`a ${row.tool} grant names a path_glob (and no patterns).`);
@@ -261,7 +262,7 @@ export async function listGrants(now = new Date()): Promise<GrantView[]> {
  * `policy.grant_revoked` event is appended. Revoking an ended grant is refused.
  * @returns ok, or `not_found` / `conflict` (detail.reason "already_ended")
  */
-export async function revokeGrant(id: string, login: string): Promise<{ ok: true } | { ok: false; error: ErrorBody }> {
+export async function revokeGrant(id: string, login: string): Promise<Result> {
   const row = await db().policyRule.findUnique({ where: { id } });
   if (!row || row.source !== "grant") return { ok: false, error: errorBody("not_found", `No grant ${id}.`, { grant_id: id }) };
   const { count } = await db().policyRule.updateMany({ where: { id, revokedAt: null, enabled: true }, data: { revokedAt: new Date(), revokedBy: login, enabled: false } });
