@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import type { Readable } from "node:stream";
-import { ToolError } from "@/lib/errors";
+import { ERROR_REASONS, ToolError, type ErrorReason } from "@/lib/errors";
 import path from "node:path";
 import { CommandCgroup, probeCgroups, releaseCgroups, type CgroupSupport, type ControllerHome } from "@/lib/exec/cgroup";
 import { acquireCommandSlot, type CommandSlot } from "@/lib/exec/concurrency";
@@ -715,8 +715,16 @@ function installExitHook(): void {
   });
 }
 
+/** The reason of a start failure: the errno in lower case where it is a declared reason, else "spawn_failed" (the message keeps the code). */
+function startReason(code: string | undefined, cwd: string): ErrorReason<"command_failed_to_start"> {
+  if (code === "ENOENT") return fs.existsSync(cwd) ? "shell_not_found" : "cwd_not_found";
+  const declared: readonly string[] = ERROR_REASONS.command_failed_to_start;
+  const lower = code?.toLowerCase();
+  return lower !== undefined && /^e[a-z0-9]+$/.test(lower) && declared.includes(lower) ? (lower as ErrorReason<"command_failed_to_start">) : "spawn_failed";
+}
+
 function startError(e: unknown, cwd: string): ToolError {
   const code = (e as NodeJS.ErrnoException | null)?.code;
-  const reason = code === "ENOENT" ? (fs.existsSync(cwd) ? "shell_not_found" : "cwd_not_found") : (code ?? "spawn_failed").toLowerCase();
+  const reason = startReason(code, cwd);
   return new ToolError("command_failed_to_start", `The command could not be started (${code ?? "error"}).`, { reason, cwd }, { cause: e });
 }
