@@ -29,6 +29,11 @@ const BLOCK2 = new Set([
   "p", "div", "section", "article", "main", "header", "footer", "aside", "blockquote", "figure", "form", "fieldset",
   "table", "ul", "ol", "dl", "pre", "address", "details", "summary", "h1", "h2", "h3", "h4", "h5", "h6",
 ]);
+/**
+ * Nesting levels of lists that are indented; deeper ones are indented like this level. Without
+ * a cap, n nested lists with n items would write n² spaces.
+ */
+const MAX_LIST_INDENT = 10;
 /** Elements that start and end a line. */
 const BLOCK1 = new Set(["li", "tr", "dt", "dd", "figcaption", "caption", "legend"]);
 
@@ -176,7 +181,7 @@ export function htmlToText(html: string, baseUrl?: string): string {
       if (!tag.closing && /^h[1-6]$/.test(name)) sink.text(`${"#".repeat(Number(name[1]))} `);
       if (!tag.closing && name === "li") {
         const list = lists[lists.length - 1];
-        const indent = "  ".repeat(Math.max(0, lists.length - 1));
+        const indent = "  ".repeat(Math.min(MAX_LIST_INDENT, Math.max(0, lists.length - 1)));
         sink.text(`${indent}${list?.ordered ? `${++list.count}.` : "-"} `, true);
       }
     } else if ((name === "td" || name === "th") && !tag.closing) {

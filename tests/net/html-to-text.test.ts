@@ -65,6 +65,7 @@ describe("htmlToText on hostile input", () => {
     ["200,000 unmatched end tags under deep nesting", "<span>".repeat(100_000) + "x" + "</p>".repeat(200_000), "x"],
     ["an attribute list of a megabyte", `<a href="/a" ${"x=1 ".repeat(250_000)}>link</a>`, "[link](https://docs.example.com/a)"],
     ["a megabyte of stray less-than signs", "<".repeat(1_000_000), "<".repeat(1_000_000)],
+    ["50,000 nested lists with an item each (indentation stops growing at 10 levels)", "<ul>".repeat(50_000) + "<li>x".repeat(50_000), `${"  ".repeat(10)}- x\n`.repeat(50_000).trim()],
   ])("%s", (_name, html, expected) => {
     expect(htmlToText(html, BASE)).toBe(expected);
   });
