@@ -61,7 +61,7 @@ function refused(message: string, detail: Record<string, unknown> = {}): { ok: f
  * leaving the sandbox, sensitive files), is refused with the reason.
  * @returns the plan, or `invalid_arguments` with `detail.reason` "grant_refused" and the message
  */
-export async function planGrant(row: Row, args: unknown, request: GrantRequest, reviewer: string, now = Date.now()): Promise<Result<{ plan: GrantPlan }>> {
+export async function planGrant(row: Row, args: unknown, request: GrantRequest, reviewer: string, now = Date.now()): Promise<{ ok: true; plan: GrantPlan } | { ok: false; error: ErrorBody }> {
   const kind = GRANT_TOOLS[row.tool];
   if (!kind) return refused(`a ${row.tool} call cannot be allowed by a grant (grants name writes, edits and commands: ${Object.keys(GRANT_TOOLS).join(", ")}).`);
   if (kind === "path" && (!request.path_glob || request.patterns)) return refused(`a ${row.tool} grant names a path_glob (and no patterns).`);
