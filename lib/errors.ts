@@ -82,7 +82,7 @@ export const ERROR_REASONS = {
   invalid_arguments: [
     "too_deep", "invalid_url", "credentials_in_url", "empty_host", "scheme_not_allowed", "lone_surrogate",
     "invalid_glob", "invalid_regex", "regex_timeout", "regex_too_complex", "query_too_long", "missing_pattern_or_query",
-    "grant_refused",
+    "grant_refused", "not_editable", "not_a_file_change",
   ],
   path_invalid: [
     "empty", "nul_byte", "control_char", "backslash", "windows_drive_or_unc", "ads_stream", "invalid_unicode", "too_long",
@@ -98,7 +98,7 @@ export const ERROR_REASONS = {
   command_failed_to_start: [
     "sandbox_failed", "limits_failed", "aborted", "capture_failed", "capture_needs_sandbox", "capture_unavailable",
     "shell_not_found", "cwd_not_found", "spawn_failed", "eacces", "eagain", "emfile", "enfile", "enomem", "eperm", "e2big",
-    "enotdir", "eloop", "enametoolong", "einval",
+    "enotdir", "eloop", "enametoolong", "einval", "secret_scan_limit",
   ],
   ssrf_blocked: [
     "metadata", "loopback", "private", "link_local", "unique_local", "cgnat", "multicast", "broadcast", "unspecified",
@@ -115,8 +115,9 @@ export const ERROR_REASONS = {
   ],
   internal: ["interrupted", "capture_damaged", "change_set_missing"],
   approval_rejected: [FREE_TEXT_REASON],
-  conflict: ["already_decided", "already_ended", "directory_not_empty", "type_changed"],
-  forbidden: ["host_not_allowed", "not_reproducible", "arguments_masked", "other_workspace", "policy_keeps_masked"],
+  conflict: ["already_decided", "already_ended", "directory_not_empty", "type_changed", "not_pending", "changed_since"],
+  unauthorized: ["throttled"],
+  forbidden: ["host_not_allowed", "not_reproducible", "arguments_masked", "other_workspace", "policy_keeps_masked", "default_rule"],
 } as const satisfies { [N in ErrorName]?: readonly string[] };
 
 /** The `detail.reason` values declared for `N` (`string` where the reason is free text, `never` where there is none). */
