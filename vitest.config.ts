@@ -18,8 +18,10 @@ import { defineConfig } from "vitest/config";
  */
 
 /**
- * In-process test files that spawn processes (bwrap, git, bash, sh, a node child) or run commands
- * through the sandbox: the "system" project, so "unit" stays pure logic.
+ * In-process test files that spawn processes (bwrap, git, bash, sh, iconv as the reference
+ * encoder, a node child) or run commands through the sandbox: the "system" project, so "unit"
+ * stays pure logic. (Files that need a FIFO, or read the product's one-off sandbox probe, stay in
+ * "unit".)
  */
 const SYSTEM_TESTS = [
   "tests/audit/pipeline.test.ts",
@@ -42,7 +44,9 @@ const SYSTEM_TESTS = [
   "tests/policy/sensitive-reads.test.ts",
   "tests/policy/shell-parse.test.ts",
   "tests/tools/output-schemas.test.ts",
+  "tests/tools/encodings.test.ts",
   "tests/tools/run-command.test.ts",
+  "tests/workspace/encoding.test.ts",
 ];
 
 /** Test files outside tests/doors that start a real server (they belong to "doors"). */
