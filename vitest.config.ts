@@ -33,6 +33,7 @@ const SYSTEM_TESTS = [
   "tests/exec/run-command.test.ts",
   "tests/exec/sandbox-git.test.ts",
   "tests/exec/sandbox-masks.test.ts",
+  "tests/exec/sandbox-secrets.test.ts",
   "tests/exec/sandbox.test.ts",
   "tests/lib/health.test.ts",
   "tests/lib/redact-encoded.test.ts",
