@@ -2,7 +2,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import picomatch from "picomatch";
 import type { Walk } from "@/lib/policy/command-knowledge";
-import { globMatches } from "@/lib/policy/rule-match";
+import { GLOB_OPTIONS, globMatches } from "@/lib/policy/rule-match";
 import type { PolicyRuleData } from "@/lib/policy/types";
 
 /**
@@ -30,7 +30,7 @@ export async function sensitiveFilesUnder(
   gitWalks = false,
 ): Promise<Array<{ file: string; rule: PolicyRuleData }> | "too_large"> {
   const hits: Array<{ file: string; rule: PolicyRuleData }> = [];
-  const matcher = (globs: string[]) => (globs.length ? picomatch(globs, { dot: true }) : null);
+  const matcher = (globs: string[]) => (globs.length ? picomatch(globs, GLOB_OPTIONS) : null);
   const skipDir = matcher(walk.skipDirs);
   const exclude = matcher(walk.excludeFiles);
   const include = matcher(walk.includeFiles);

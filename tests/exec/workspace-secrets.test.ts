@@ -138,3 +138,18 @@ describe("the scan", () => {
     expect(err).toMatchObject({ name: "SecretScanLimitError", limit: "time" });
   });
 });
+
+describe("names holding a newline", () => {
+  it("a recursive read (grep -r) over a secret under such a name asks, as reading it would", async () => {
+    const dir = fs.mkdtempSync(path.join(base, "ar-ws-nl-"));
+    roots.push(dir);
+    fs.mkdirSync(path.join(dir, "nl\ndir"));
+    fs.writeFileSync(path.join(dir, "nl\ndir", ".env"), "x");
+    fs.writeFileSync(path.join(dir, "plain.txt"), "x");
+    const ask = (command: string) =>
+      decide({ tool: "run_command", risk: "exec", paths: [], boxed: true, command: { command, cwd: dir, workspaceRoot: dir, env: { PATH: "/usr/bin:/bin" } } }, [...DEFAULT_RULES]);
+    expect((await ask("grep -r TOKEN plain.txt")).decision).toBe("allow");
+    const verdict = await ask("grep -r TOKEN .");
+    expect(verdict.decision).toBe("ask");
+  });
+});
