@@ -34,7 +34,8 @@ export async function webRequestFrom(req: IncomingMessage, signal: AbortSignal, 
   const target = req.url ?? "/";
   const url = URL.canParse(`http://${host}${target}`) ? `http://${host}${target}` : `http://${fallbackHost}${target.startsWith("/") ? target : "/"}`;
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
-  return new Request(url, { method: req.method, headers, signal, ...(hasBody && { body: await readBody(req, maxBodyBytes + 1) }) });
+  const body = hasBody ? new Uint8Array(await readBody(req, maxBodyBytes + 1)) : undefined;
+  return new Request(url, { method: req.method, headers, signal, ...(body && { body }) });
 }
 
 /** The request's body, at most `cap` bytes (reading stops there; the rest is left unread). */
