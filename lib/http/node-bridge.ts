@@ -38,17 +38,43 @@ export async function webRequestFrom(req: IncomingMessage, signal: AbortSignal, 
   return new Request(url, { method: req.method, headers, signal, ...(body && { body }) });
 }
 
-/** The request's body, at most `cap` bytes (reading stops there; the rest is left unread). */
-async function readBody(req: IncomingMessage, cap: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    chunks.push(chunk);
-    size += chunk.length;
-    if (size >= cap) break;
-  }
-  const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-  return body.length > cap ? body.subarray(0, cap) : body;
+/**
+ * The request's body, at most `cap` bytes. Past the cap the rest is read and dropped, so the
+ * connection stays usable for the client's next request (destroying the stream instead would
+ * reset a kept-alive connection under the answer). @throws when the client aborts the upload.
+ */
+function readBody(req: IncomingMessage, cap: number): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const settle = (err?: Error) => {
+      if (settled) return;
+      settled = true;
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onError);
+      req.off("close", onClose);
+      if (err) return reject(err);
+      const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+      resolve(body.length > cap ? body.subarray(0, cap) : body);
+    };
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= cap) {
+        settle();
+        req.resume(); // still flowing without a listener: the rest is dropped
+      }
+    };
+    const onEnd = () => settle();
+    const onError = (err: Error) => settle(err);
+    const onClose = () => settle(req.complete ? undefined : new Error("the client closed the request before its body ended"));
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("error", onError);
+    req.on("close", onClose);
+  });
 }
 
 /**
