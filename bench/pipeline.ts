@@ -113,10 +113,14 @@ async function approvals(server: TestServer): Promise<Section> {
   for (let i = 0; i < APPROVALS; i++) {
     const agent = server.call("write_file", { path: `approved/${i}.txt`, content: `${i}\n` }, { prefer: "wait=30" });
     let callId: string | undefined;
+    const deadline = Date.now() + 30_000;
     while (!callId) {
       const list = await server.reviewer("GET", "/api/approvals");
       callId = list.body.approvals.find((a: { args: { path: string } }) => a.args.path === `approved/${i}.txt`)?.call_id;
-      if (!callId) await new Promise((r) => setTimeout(r, 20));
+      if (callId) break;
+      // A write that never asks (a preset that applies writes at once) would leave this loop waiting forever.
+      if (Date.now() > deadline) throw new Error(`write_file approved/${i}.txt was not queued for approval within 30 s: ${JSON.stringify(await agent)}`);
+      await new Promise((r) => setTimeout(r, 20));
     }
     const t0 = performance.now();
     let agentAt = 0;
@@ -128,7 +132,7 @@ async function approvals(server: TestServer): Promise<Section> {
   return {
     title: "Approve → waiting agent",
     intro:
-      "An agent's write_file waits (Prefer: wait=30); a reviewer approves through POST /api/approvals/{id}/approve. Measured from " +
+      "Under the strict preset, an agent's write_file waits (Prefer: wait=30); a reviewer approves through POST /api/approvals/{id}/approve. Measured from " +
       "sending the approval to the waiting agent's response arriving (the write, its backup and diff, the audit rows included).",
     header: ["approvals", "median ms", "p99 ms"],
     rows: [[APPROVALS, ms(q.median), ms(q.p99)]],
@@ -272,7 +276,9 @@ async function withPg<T>(fn: (url: string) => Promise<T>): Promise<T> {
 async function main(): Promise<void> {
   const sections: Section[] = [];
   let httpMedian = NaN;
-  const server = await startTestServer();
+  // Under `strict` every write asks, so the approvals section has calls to approve; reads are
+  // allowed under every preset.
+  const server = await startTestServer({ env: { AGENT_REACH_DEFAULT_PRESET: "strict" } });
   const rows: (string | number)[][] = [];
   try {
     log("small reads");
@@ -290,7 +296,7 @@ async function main(): Promise<void> {
   }
   if (!skipPg) {
     await withPg(async (url) => {
-      const pgServer = await startTestServer({ databaseUrl: url });
+      const pgServer = await startTestServer({ databaseUrl: url, env: { AGENT_REACH_DEFAULT_PRESET: "strict" } });
       try {
         log("throughput, PostgreSQL");
         rows.push(...(await throughput(pgServer, "PostgreSQL")));

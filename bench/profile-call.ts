@@ -47,6 +47,7 @@ async function main() {
   const { writerStats } = await import("@/lib/audit/writer");
   const before = writerStats();
   counting = true;
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   let next = 0;
   await Promise.all(
@@ -59,9 +60,10 @@ async function main() {
     }),
   );
   const elapsed = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
   counting = false;
   const per = [...kinds.entries()].sort().map(([k, v]) => `${k}=${(v / N).toFixed(2)}`).join(" ");
-  console.log(`${process.env.DATABASE_URL!.split(":")[0]} concurrency=${CONCURRENCY} calls=${N} ${(N / (elapsed / 1000)).toFixed(0)} calls/s, ${(elapsed / N).toFixed(2)} ms/call wall`);
+  console.log(`${process.env.DATABASE_URL!.split(":")[0]} concurrency=${CONCURRENCY} calls=${N} ${(N / (elapsed / 1000)).toFixed(0)} calls/s, ${(elapsed / N).toFixed(2)} ms/call wall, ${((cpu.user + cpu.system) / 1000 / N).toFixed(2)} ms/call CPU`);
   const after = writerStats();
   console.log(`Prisma statements per call: ${per || "none"}`);
   console.log(

@@ -94,10 +94,13 @@ async function approvalLatency(server: TestServer): Promise<Section> {
   for (let i = 0; i < REPS; i++) {
     const agent = server.call("write_file", { path: `approved/${i}.txt`, content: `${i}\n` }, { prefer: "wait=30" });
     let callId: string | undefined;
+    const deadline = Date.now() + 30_000;
     while (!callId) {
       const list = await server.reviewer("GET", "/api/approvals");
       callId = list.body.approvals.find((a: { args: { path: string } }) => a.args.path === `approved/${i}.txt`)?.call_id;
-      if (!callId) await new Promise((r) => setTimeout(r, 20));
+      if (callId) break;
+      if (Date.now() > deadline) throw new Error(`write_file approved/${i}.txt was not queued for approval within 30 s: ${JSON.stringify(await agent)}`);
+      await new Promise((r) => setTimeout(r, 20));
     }
     const t0 = performance.now();
     const [res] = await Promise.all([agent, server.reviewer("POST", `/api/approvals/${callId}/approve`, {})]);
@@ -108,7 +111,7 @@ async function approvalLatency(server: TestServer): Promise<Section> {
   return {
     title: "Approve → waiting agent",
     intro:
-      "An agent's write_file waits (Prefer: wait=30); a reviewer approves through POST /api/approvals/{id}/approve. Measured from " +
+      "Under the strict preset, an agent's write_file waits (Prefer: wait=30); a reviewer approves through POST /api/approvals/{id}/approve. Measured from " +
       "sending the approval to the agent's response arriving (the write, its backup, its diff and the audit rows included).",
     header: ["approvals", "median ms", "p99 ms"],
     rows: [[REPS, ms(q.median), ms(q.p99)]],
@@ -145,7 +148,8 @@ function render(sections: Section[]): string {
 async function main(): Promise<void> {
   const log = (line: string) => console.error(`[bench] ${line}`);
   const compared = await sideBySide(quick ? 5 : 30, log);
-  const server = await startTestServer();
+  // Under `strict` every write asks, so the approvals section has calls to approve.
+  const server = await startTestServer({ env: { AGENT_REACH_DEFAULT_PRESET: "strict" } });
   try {
     log("audited call, approvals, paging");
     const sections = [...compared, await auditOverhead(server), await approvalLatency(server), await readPaging(server), await sandboxBench(quick ? 10 : 50, log)];

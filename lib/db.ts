@@ -4,6 +4,7 @@ import { PrismaClient } from "@/lib/generated/prisma/client";
 import { PrismaClient as PrismaClientPg } from "@/lib/generated/prisma-pg/client";
 import { getConfig } from "@/lib/config";
 import { isDatabaseBusy } from "@/lib/db-errors";
+import { BACKSTOP_PAGES } from "@/lib/db/checkpointer";
 
 export { isDatabaseBusy, isDatabaseUnavailable } from "@/lib/db-errors";
 
@@ -82,6 +83,7 @@ type SqliteAdapter = Awaited<ReturnType<SqliteFactory["connect"]>>;
  * - `synchronous = NORMAL` (with WAL): a commit is durable against a crash of the process (the
  *   WAL is in the OS's page cache) and fsyncs only at checkpoints; a power cut may lose the last
  *   commits before the most recent checkpoint (docs/RELIABILITY.md);
+ * - WAL checkpoints off the event loop (lib/db/checkpointer.ts), the automatic one only as a backstop;
  * - statements outside a transaction that find the database locked by another process are
  *   retried asynchronously (a short synchronous wait each, then a timer) for up to 10 s, so a
  *   lock holder delays those calls without freezing the server; past the budget the driver's
@@ -97,6 +99,8 @@ class TunedSqliteFactory {
     const adapter = await this.inner.connect();
     const conn = (adapter as unknown as { client: { pragma(sql: string): unknown } }).client;
     conn.pragma("synchronous = NORMAL");
+    // Checkpoints run on the writer's worker thread (lib/db/checkpointer.ts); this is the backstop.
+    conn.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
     const queryRaw = adapter.queryRaw.bind(adapter);
     const executeRaw = adapter.executeRaw.bind(adapter);
     adapter.queryRaw = (query) => withSqliteBusyRetry(() => queryRaw(query));

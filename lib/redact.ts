@@ -18,6 +18,7 @@
  * the common vendor token prefixes, each documented by its vendor.
  */
 
+import crypto from "node:crypto";
 import { redactEncoded, type Found } from "@/lib/redact/encoded";
 
 /** The sentence tool descriptions carry about masking (lib/tools/*.ts), for a model. */
@@ -207,7 +208,40 @@ export function redactServerSecretsValue<T>(value: T): T {
  *   when there is none. Idempotent.
  */
 export function redactText(text: string): string {
-  let out = redactServerSecrets(text);
+  return redactTextWith(secretStore(), text);
+}
+
+/**
+ * Digests (sha256) of texts found to hold no secret under the current server secrets: the same
+ * short texts (tool names, paths, reasons, a file read twice) come back on every call, and a
+ * digest is far cheaper than the table's scans. Only digests are kept, never the text.
+ */
+interface CleanMemo {
+  re: RegExp | null;
+  digests: Set<string>;
+}
+let cleanMemo: CleanMemo = { re: null, digests: new Set() };
+/** Texts longer than this (characters) are scanned every time. */
+const MEMO_MAX_TEXT = 65_536;
+/** Most digests kept before the memo starts afresh. */
+const MEMO_MAX_ENTRIES = 50_000;
+
+function redactTextWith(store: ServerSecretStore, text: string): string {
+  if (text.length === 0) return text;
+  if (text.length > MEMO_MAX_TEXT) return scanText(store, text);
+  if (cleanMemo.re !== store.re) cleanMemo = { re: store.re, digests: new Set() };
+  const digest = crypto.createHash("sha256").update(text).digest("base64");
+  if (cleanMemo.digests.has(digest)) return text;
+  const out = scanText(store, text);
+  if (out === text) {
+    if (cleanMemo.digests.size >= MEMO_MAX_ENTRIES) cleanMemo.digests.clear();
+    cleanMemo.digests.add(digest);
+  }
+  return out;
+}
+
+function scanText(store: ServerSecretStore, text: string): string {
+  let out = store.re ? text.replace(store.re, (m) => marker("server_secret", m.length)) : text;
   // Secrets written as spaced hex, hex dump tables or wrapped base64 (lib/redact/encoded.ts):
   // decoded, and masked only where the decoded bytes hold a secret.
   out = redactEncoded(out, findInDecoded);
@@ -256,7 +290,7 @@ function findInDecoded(decoded: string): Found[] {
  * are. Idempotent.
  */
 export function redactValue<T>(value: T): T {
-  return redactInner(value, null) as T;
+  return redactInner(secretStore(), value, null) as T;
 }
 
 /** The kinds of the markers in `text` with how often each occurs, e.g. `{aws_access_key: 1}`. */
@@ -266,16 +300,16 @@ export function markerKinds(text: string): Record<string, number> {
   return counts;
 }
 
-function redactInner(value: unknown, key: string | null): unknown {
+function redactInner(store: ServerSecretStore, value: unknown, key: string | null): unknown {
   if (typeof value === "string") {
     if (key !== null && SECRET_KEY_RE.test(key)) return MARKER_RE.test(value) ? value : marker("by_name", value.length);
-    return redactText(value);
+    return redactTextWith(store, value);
   }
-  if (Array.isArray(value)) return value.map((v) => redactInner(v, null));
+  if (Array.isArray(value)) return value.map((v) => redactInner(store, v, null));
   if (value && typeof value === "object" && !(value instanceof Date)) {
     const out: Record<string, unknown> = {};
     // Member names come from data too (transform's CSV headers): the server's own secrets are masked there as well.
-    for (const [k, v] of Object.entries(value)) out[redactServerSecrets(k)] = redactInner(v, k);
+    for (const [k, v] of Object.entries(value)) out[store.re ? k.replace(store.re, (m) => marker("server_secret", m.length)) : k] = redactInner(store, v, k);
     return out;
   }
   return value;

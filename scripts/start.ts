@@ -22,7 +22,22 @@ async function main(): Promise<void> {
   if (boot.migrations.length > 0) console.log(`[agent-reach] applied migrations: ${boot.migrations.join(", ")}`);
   if (!dev) await buildIfNeeded();
 
-  const child = spawn(process.execPath, [NEXT_BIN, dev ? "dev" : "start", "-H", config.host, "-p", String(config.port)], {
+  // Production: scripts/serve.ts (Next.js for the dashboard, the agent doors served directly).
+  // Development: `next dev`, everything through Next.js (hot reload).
+  const args = dev
+    ? [NEXT_BIN, "dev", "-H", config.host, "-p", String(config.port)]
+    : [
+        // AGENT_REACH_PROFILE_DIR: write a V8 CPU profile of the server there when it stops (benchmarks).
+        ...(process.env.AGENT_REACH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.AGENT_REACH_PROFILE_DIR}`] : []),
+        "--import",
+        "tsx",
+        path.resolve("scripts/serve.ts"),
+        "--host",
+        config.host,
+        "--port",
+        String(config.port),
+      ];
+  const child = spawn(process.execPath, args, {
     stdio: ["ignore", "inherit", "inherit"],
     env: { ...process.env, AGENT_REACH_WORKSPACE: config.workspaceRoot, DATABASE_URL: config.databaseUrl },
   });

@@ -5,7 +5,7 @@ import type { ErrorBody } from "@/lib/errors";
 import { redactText, redactValue } from "@/lib/redact";
 import type { Envelope } from "@/lib/result";
 import type { AuditNotes } from "@/lib/audit/types";
-import { submit } from "@/lib/audit/writer";
+import { submit, type InsertCallOp } from "@/lib/audit/writer";
 import type { Prisma } from "@/lib/generated/prisma/client";
 
 /**
@@ -93,9 +93,49 @@ export interface NewCall {
  * transaction. @returns once committed: the record is durable before anything runs.
  */
 export async function recordReceived(call: NewCall): Promise<void> {
+  await submit(receivedOp(call));
+}
+
+/**
+ * The received record of a call, built now (its arguments redacted, its time taken) and written
+ * together with the call's next status change, in the same transaction and before it: a call that
+ * is decided at once costs one commit before the tool runs instead of two, and the record is still
+ * durable before anything runs. Whoever makes the next status change must go through `with`;
+ * `send` writes the record alone (a failure before any status change).
+ */
+export class Receipt {
+  private sent: Promise<unknown> | null = null;
+  constructor(private readonly op: InsertCallOp) {}
+
+  /** Submits the record (once; later calls return the same promise). @returns once committed. */
+  send(): Promise<unknown> {
+    this.sent ??= submit(this.op);
+    return this.sent;
+  }
+
+  /**
+   * Runs `write` (a status change of this call) with the record submitted just before it: when
+   * `write` submits in the same turn of the event loop, both commit in one transaction.
+   * @returns what `write` returns, once the record is committed too. @throws the record's error first.
+   */
+  async with<T>(write: () => Promise<T>): Promise<T> {
+    const sent = this.send();
+    const result = write();
+    result.catch(() => undefined); // observed below; the record's own failure is the one to report first
+    await sent;
+    return result;
+  }
+}
+
+/** A received record to write with the call's next status change (see `Receipt`). */
+export function deferReceived(call: NewCall): Receipt {
+  return new Receipt(receivedOp(call));
+}
+
+function receivedOp(call: NewCall): InsertCallOp {
   const argsJson = storedJson(call.args);
   const description = call.description?.trim() ? (redactValue(call.description.trim().slice(0, 1000)) as string) : undefined;
-  await submit({
+  return {
     kind: "insert",
     row: {
       id: call.id,
@@ -112,7 +152,7 @@ export async function recordReceived(call: NewCall): Promise<void> {
       createdAt: new Date(),
     },
     event: { type: "call.received", callId: call.id, actor: call.actor, data: { tool: call.tool, door: call.door, ...(description && { description }) } },
-  });
+  };
 }
 
 /**

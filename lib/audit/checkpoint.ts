@@ -21,11 +21,22 @@ export interface CheckpointBody {
   createdAt: string;
 }
 
-/** The HMAC key of checkpoints (bytes). */
+/** Keys read from key files, by path: the head is signed on every audit write. */
+const keyFiles = new Map<string, Buffer>();
+
+/** The HMAC key of checkpoints (bytes). A key file is read once per process and path. */
 export function auditKey(): Buffer {
   const fromEnv = process.env.AGENT_REACH_AUDIT_KEY;
   if (fromEnv) return Buffer.from(fromEnv, "utf8");
   const file = path.join(getConfig().dataDir, "audit.key");
+  const known = keyFiles.get(file);
+  if (known) return known;
+  const key = readOrCreateKey(file);
+  keyFiles.set(file, key);
+  return key;
+}
+
+function readOrCreateKey(file: string): Buffer {
   try {
     return fs.readFileSync(file);
   } catch {

@@ -2,6 +2,7 @@ import BetterSqlite3 from "better-sqlite3";
 import { canonicalJson } from "@/lib/canonical-json";
 import { getConfig } from "@/lib/config";
 import { db, dbProvider, isDatabaseBusy, SQLITE_BUSY_WAIT_MS } from "@/lib/db";
+import { BACKSTOP_PAGES, startCheckpointer, stopCheckpointer } from "@/lib/db/checkpointer";
 import type { Prisma } from "@/lib/generated/prisma/client";
 import { sha256Hex } from "@/lib/ids";
 import { withLock } from "@/lib/mutex";
@@ -328,11 +329,18 @@ function sqliteConnection(): SqliteConnection {
   const url = getConfig().databaseUrl;
   const cached = globalForSqlite.agentReachAuditSqlite;
   if (cached && cached.url === url && cached.handle.open) return cached;
-  if (cached?.handle.open) cached.handle.close();
-  const handle = new BetterSqlite3(url.replace(/^file:/, ""), { timeout: SQLITE_BUSY_WAIT_MS });
+  if (cached?.handle.open) {
+    cached.handle.close();
+    stopCheckpointer(cached.url.replace(/^file:/, ""));
+  }
+  const file = url.replace(/^file:/, "");
+  const handle = new BetterSqlite3(file, { timeout: SQLITE_BUSY_WAIT_MS });
   handle.pragma("journal_mode = WAL");
   handle.pragma("synchronous = NORMAL");
   handle.pragma("foreign_keys = ON");
+  // Checkpoints run on a worker thread, not inside this connection's commits (lib/db/checkpointer.ts).
+  handle.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+  startCheckpointer(file);
   const statements = new Map<string, BetterSqlite3.Statement>();
   const conn: SqliteConnection = {
     url,

@@ -5,7 +5,7 @@ import { newId } from "@/lib/ids";
 import { redactServerSecretsValue, redactValue } from "@/lib/redact";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "@/lib/json-depth";
 import { failure, type Envelope } from "@/lib/result";
-import { finishCall, logText, notesToColumns, recordReceived, transition } from "@/lib/audit/calls";
+import { deferReceived, finishCall, logText, notesToColumns, transition, type Receipt } from "@/lib/audit/calls";
 import type { PolicyVerdict } from "@/lib/policy/types";
 import { getTool } from "@/lib/tools/registry";
 import type { AuditNotes, ToolDefinition, ToolPreview, ToolSubject, Workspace } from "@/lib/tools/define-tool";
@@ -28,7 +28,8 @@ import { argsColumn, decisionColumn, pendingColumn } from "@/lib/audit/record";
 /**
  * The one pipeline every door calls (docs/ARCHITECTURE.md), split at the approval step:
  * `decideCall`
- * 1. records the call (durable before anything else: every call has an audit row, even a bad one);
+ * 1. records the call (every call has an audit row, even a bad one; durable before the tool runs,
+ *    and for tools that do more than read, before the decision step: see `decideCall`);
  * 2. parses the arguments with the tool's zod schema;
  * 3. fences every path argument (and a command's cwd) to the workspace root;
  * 4. asks the policy: allow | ask | deny;
@@ -106,6 +107,11 @@ export interface AllowedCall {
   workspace: Workspace;
   notes: AuditNotes;
   verdict: PolicyVerdict;
+  /**
+   * The call's received record, not yet written: the caller's next status change of this call
+   * (`runCall`'s move to "running", the hook's finish) must go through `receipt.with`.
+   */
+  receipt: Receipt;
 }
 
 /**
@@ -147,9 +153,9 @@ export async function callTool(caller: Caller, toolName: string, rawArgs: unknow
 }
 
 /**
- * The first half of the pipeline, up to the approval step: record the call (durable before
- * anything else), parse its arguments, fence its paths, ask the policy, and queue it for a
- * reviewer when the policy asks. Runs no tool.
+ * The first half of the pipeline, up to the approval step: record the call (durable before the
+ * tool runs; for tools that do more than read, before anything else), parse its arguments, fence
+ * its paths, ask the policy, and queue it for a reviewer when the policy asks. Runs no tool.
  * @returns the decision (see `Decision`). @throws only for database failures.
  */
 export async function decideCall(caller: Caller, toolName: string, rawArgs: unknown, options: DecideOptions): Promise<Decision> {
@@ -166,7 +172,12 @@ export async function decideCall(caller: Caller, toolName: string, rawArgs: unkn
   // Arguments nested deeper than any tool needs are refused before anything walks them
   // recursively (redaction, zod): a 5,000-level array must not overflow the stack.
   const tooDeep = nestsDeeperThan(rawArgs);
-  await recordReceived({
+  // The received record is durable before the tool runs. For a reading tool it is written with
+  // the call's next status change (rejected, denied, queued or running), in the same transaction
+  // (see `Receipt`): one commit fewer on the busiest path, whose decision step (fence, rules) is
+  // short. For every other tool it is written now, before the decision step (a command's parse
+  // included), so even a call that never gets past that step leaves its record.
+  const receipt = deferReceived({
     id: callId,
     sessionId,
     workspaceId: workspace.id,
@@ -179,9 +190,29 @@ export async function decideCall(caller: Caller, toolName: string, rawArgs: unkn
     ...(caller.description !== undefined && { description: caller.description }),
     traceparent: caller.traceparent ?? null,
   });
+  if (tooDeep || getTool(toolName)?.risk !== "read") await receipt.send();
+  try {
+    return await decideRecorded(caller, toolName, rawArgs, options, { callId, sessionId, workspace, actor, tooDeep, receipt });
+  } catch (err) {
+    // Whatever failed (most likely the database), the call keeps its received record.
+    await receipt.send();
+    throw err;
+  }
+}
+
+/** `decideCall` once the received record is built (written with the first status change). */
+async function decideRecorded(
+  caller: Caller,
+  toolName: string,
+  rawArgs: unknown,
+  options: DecideOptions,
+  call: { callId: string; sessionId: string; workspace: Workspace; actor: string; tooDeep: boolean; receipt: Receipt },
+): Promise<Decision> {
+  const config = getConfig();
+  const { callId, sessionId, workspace, actor, tooDeep, receipt } = call;
   const reject = async (error: ErrorBody, notes: AuditNotes = {}, status: "rejected" | "denied" = "rejected", extra = {}): Promise<Decision> => {
     const envelope = failure(callId, error);
-    await finishCall(callId, ["received"], status, envelope, { actor: "system", notes, extra });
+    await receipt.with(() => finishCall(callId, ["received"], status, envelope, { actor: "system", notes, extra }));
     return { kind: "finished", callId, envelope };
   };
 
@@ -235,7 +266,7 @@ export async function decideCall(caller: Caller, toolName: string, rawArgs: unkn
     { door: caller.door, sessionId, ...(caller.cwdUnknown && { cwdUnknown: caller.cwdUnknown }), preset },
   );
   // The verdict carries the parsed command's words: stored masked like the arguments.
-  const decisionColumns = { decision: verdict.decision, decisionJson: decisionColumn.encode(redactValue(verdict)) };
+  const decisionColumns = () => ({ decision: verdict.decision, decisionJson: decisionColumn.encode(redactValue(verdict)) });
 
   if (verdict.decision === "deny") {
     return reject(
@@ -246,7 +277,7 @@ export async function decideCall(caller: Caller, toolName: string, rawArgs: unkn
       }),
       notes,
       "denied",
-      decisionColumns,
+      decisionColumns(),
     );
   }
 
@@ -263,7 +294,7 @@ export async function decideCall(caller: Caller, toolName: string, rawArgs: unkn
       }
     }
     const queueColumns = {
-      ...decisionColumns,
+      ...decisionColumns(),
       pathRaw: notes.pathRaw === undefined ? undefined : logText(notes.pathRaw),
       pathResolved: notes.pathResolved,
       target: notes.target === undefined ? undefined : logText(notes.target).slice(0, 2000),
@@ -273,27 +304,31 @@ export async function decideCall(caller: Caller, toolName: string, rawArgs: unkn
     if (caller.reviewer) {
       // A reviewer's own action: approved by them on the spot, run once by the executor like any approval.
       startExecutor();
-      const approved = await transition(callId, ["received"], "approved", {
+      const approved = await receipt.with(() =>
+        transition(callId, ["received"], "approved", {
         actor,
         eventData: { tool: tool.name, reasons: verdict.reasons, by_caller: true },
         ...queueColumns,
         reviewer: caller.reviewer,
         decidedAt: new Date(),
-      });
+        }),
+      );
       if (!approved) throw new Error(`call ${callId} left "received" unexpectedly`);
       return { kind: "approved", callId, verdict };
     }
-    const queued = await transition(callId, ["received"], "pending", {
-      actor: "system",
-      eventData: { tool: tool.name, reasons: verdict.reasons },
-      ...queueColumns,
-      expiresAt: new Date(Date.now() + (options.expiresInMs ?? config.approvalExpiryMs)),
-    });
+    const queued = await receipt.with(() =>
+      transition(callId, ["received"], "pending", {
+        actor: "system",
+        eventData: { tool: tool.name, reasons: verdict.reasons },
+        ...queueColumns,
+        expiresAt: new Date(Date.now() + (options.expiresInMs ?? config.approvalExpiryMs)),
+      }),
+    );
     if (!queued) throw new Error(`call ${callId} left "received" unexpectedly`);
     return { kind: "queued", callId, verdict };
   }
 
-  return { kind: "allowed", callId, verdict, run: { callId, tool, args, workspace, notes, verdict } };
+  return { kind: "allowed", callId, verdict, run: { callId, tool, args, workspace, notes, verdict, receipt } };
 }
 
 /**
@@ -302,15 +337,17 @@ export async function decideCall(caller: Caller, toolName: string, rawArgs: unkn
  * the outcome. @returns the envelope the tool produced.
  */
 export async function runCall(call: AllowedCall): Promise<Envelope> {
-  const { callId, tool, args, workspace, notes, verdict } = call;
-  const moved = await transition(callId, ["received"], "running", {
-    actor: "system",
-    eventData: { host: getConfig().hostId },
-    decision: verdict.decision,
-    decisionJson: decisionColumn.encode(redactValue(verdict)), // as stored for every decision: the gateway's own secrets never in clear
-    ...notesToColumns(notes),
-    startedAt: new Date(),
-  });
+  const { callId, tool, args, workspace, notes, verdict, receipt } = call;
+  const moved = await receipt.with(() =>
+    transition(callId, ["received"], "running", {
+      actor: "system",
+      eventData: { host: getConfig().hostId },
+      decision: verdict.decision,
+      decisionJson: decisionColumn.encode(redactValue(verdict)), // as stored for every decision: the gateway's own secrets never in clear
+      ...notesToColumns(notes),
+      startedAt: new Date(),
+    }),
+  );
   if (!moved) throw new Error(`call ${callId} left "received" unexpectedly`);
   return executeCall({ callId, tool, args, workspace, notes, actor: "system", ruleOptions: verdict.options ?? null, ...(verdict.preset && { preset: verdict.preset }) });
 }

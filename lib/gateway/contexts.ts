@@ -61,10 +61,11 @@ export async function askPolicy(
   const preset = options.preset ?? (await effectivePreset(workspace.id, options.agentId ?? null)).preset;
   const box = tool.name === "run_command" ? commandBox(options.door) : null;
   const grants = subject.command?.grants;
-  const env = buildChildEnv(workspace.root);
+  // The command's environment (only commands need it; building it reads the process's own).
+  const env = subject.command ? buildChildEnv(workspace.root) : {};
   // At the hook door Claude Code runs the command with its own environment: the limits our child
   // environment puts on git's repository search cannot be assumed there.
-  if (options.door === "hook") for (const name of Object.keys(gitDiscoveryLimits(workspace.root))) delete env[name];
+  if (subject.command && options.door === "hook") for (const name of Object.keys(gitDiscoveryLimits(workspace.root))) delete env[name];
   const input: PolicyInput = {
     tool: tool.name,
     risk: tool.risk,

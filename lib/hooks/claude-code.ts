@@ -120,11 +120,13 @@ async function decideOnly(caller: Caller, tool: string, args: Record<string, unk
       case "allowed": {
         const { callId, verdict } = decision;
         const envelope = success(callId, { executed: false, decision: "allow", reasons: verdict.reasons, rule: verdict.rule });
-        await finishCall(callId, ["received"], "succeeded", envelope, {
-          actor: "system",
-          notes: decision.run.notes,
-          extra: { decision: verdict.decision, decisionJson: decisionColumn.encode(verdict) },
-        });
+        await decision.run.receipt.with(() =>
+          finishCall(callId, ["received"], "succeeded", envelope, {
+            actor: "system",
+            notes: decision.run.notes,
+            extra: { decision: verdict.decision, decisionJson: decisionColumn.encode(verdict) },
+          }),
+        );
         return envelope;
       }
       case "approved":

@@ -98,7 +98,7 @@ const escapes: Array<{ cls: string; spellings: () => string[]; leaks: () => stri
   {
     cls: "see other processes",
     spellings: () => [`ps -e -o args=`, `cat /proc/*/cmdline | tr '\\0' ' '`, `kill -0 ${server.pid} && echo SEEN-${mark}`, `ls /proc/${server.pid}/`],
-    leaks: () => [`SEEN-${mark}`, "next-server", "scripts/start.ts", "vitest"],
+    leaks: () => [`SEEN-${mark}`, "next-server", "agent-reach-server", "scripts/start.ts", "scripts/serve.ts", "vitest"],
   },
   {
     cls: "change .git/hooks or .git/config",

@@ -153,7 +153,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     workspace,
     dataDir,
     databaseUrl,
-    pid: descendantPid(child.pid!, "next") ?? child.pid!,
+    pid: descendantPid(child.pid!, "agent-reach-server") ?? descendantPid(child.pid!, "next") ?? child.pid!,
     async call(tool, args, headers = {}) {
       const res = await fetch(`${url}/api/tools/${tool}`, {
         method: "POST",
