@@ -9,8 +9,7 @@ import { targetState, type TargetState } from "@/lib/dashboard/files";
 import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from "diff";
 import { diffTexts } from "@/lib/diff/unified";
 import { readWorkspaceFile } from "@/lib/dashboard/files";
-import { applyEdit } from "@/lib/workspace/edit-text";
-import { decodeForDisplay, editableText, sha256Hex } from "@/lib/workspace/text";
+import { sha256Hex } from "@/lib/workspace/text";
 import { callOutcome, finalDecision, sessionName, type CallOutcome } from "@/lib/dashboard/outcome";
 import { argsColumn, pendingColumn } from "@/lib/audit/record";
 import { grantSuggestions } from "@/lib/approvals/grants";
@@ -61,6 +60,11 @@ export interface InboxItem extends PendingCallView {
    * content, edit_file's new_string) and its proposed value; null when the call is not editable.
    */
   editable: { field: string; label: string; value: string } | null;
+  /**
+   * The pending change can be shown with more context than the queued diff (the tool proposes one
+   * file's new text: ToolDefinition.proposedText; previewWithContext).
+   */
+  moreContext: boolean;
   /** @deprecated same as `editable.value`; kept for readers of the old shape. */
   proposedContent: string | null;
   /** The "don't ask again" grant the card offers, or null when none can be made for this call. */
@@ -113,6 +117,7 @@ export async function loadInbox(): Promise<{ items: InboxItem[]; workspaceRoot: 
         command: p.tool === "run_command" && typeof args.command === "string" ? { command: args.command, cwd: typeof args.cwd === "string" ? args.cwd : null } : null,
         external: external.has(p.call_id),
         editable,
+        moreContext: tool?.proposedText !== undefined,
         proposedContent: editable?.value ?? null,
         grantOffer: external.has(p.call_id) || isHeldEffects(rows.get(p.call_id)?.pendingJson ?? null) ? null : offerFor(p),
       };
@@ -297,7 +302,8 @@ export async function loadMissed(limit = 50, now = new Date()): Promise<MissedCa
 export const MORE_CONTEXT_LINES = 25;
 
 /**
- * The pending change of a write_file or edit_file call as a unified diff with `context` lines
+ * The pending change of a call that proposes a file's new text (the tool's `proposedText`:
+ * write_file, edit_file) as a unified diff with `context` lines
  * around each change (Infinity: the whole file), for reading more of the file than the queued
  * diff's three lines. Computed from the file as it is now and the call's exact arguments, for
  * display only: it is refused when the file changed since the call was queued (the queued diff
@@ -307,7 +313,8 @@ export const MORE_CONTEXT_LINES = 25;
 export async function previewWithContext(callId: string, context: number): Promise<{ ok: true; diff: string } | { ok: false; message: string }> {
   const row = await db().toolCall.findUnique({ where: { id: callId }, select: { tool: true, status: true, execArgsJson: true, pendingJson: true } });
   if (!row || row.status !== "pending" || !row.execArgsJson) return { ok: false, message: "This call is not waiting for approval any more." };
-  if (row.tool !== "write_file" && row.tool !== "edit_file") return { ok: false, message: "Only file changes have more context." };
+  const tool = getTool(row.tool);
+  if (!tool?.proposedText) return { ok: false, message: "Only file changes have more context." };
   const preview = (JSON.parse(row.pendingJson ?? "{}") as { preview?: ToolPreview }).preview ?? {};
   if (preview.path === undefined) return { ok: false, message: "The call is not about one file." };
   const workspace = await currentWorkspace();
@@ -316,16 +323,9 @@ export async function previewWithContext(callId: string, context: number): Promi
     const now = bytes === null ? null : sha256Hex(bytes);
     if (now !== (preview.targetSha256 ?? null)) return { ok: false, message: "The file changed since the diff was computed; only the queued diff is shown." };
     const args = JSON.parse(row.execArgsJson) as Record<string, unknown>;
-    let before = bytes === null ? "" : decodeForDisplay(bytes);
-    let after: string;
-    if (row.tool === "write_file") after = String(args.content ?? "");
-    else {
-      if (bytes === null) return { ok: false, message: "The file does not exist." };
-      const doc = editableText(bytes);
-      const edited = applyEdit(doc, { path: preview.path, oldString: String(args.old_string ?? ""), newString: String(args.new_string ?? ""), replaceAll: args.replace_all === true });
-      before = doc.toDisplay(doc.text);
-      after = doc.toDisplay(edited.text);
-    }
+    const parsed = tool.input.safeParse(args);
+    if (!parsed.success) return { ok: false, message: "The call's arguments are not valid for this tool any more." };
+    let { before, after } = tool.proposedText(parsed.data, bytes);
     // Line endings are compared as LF here (the queued diff above reports their changes).
     before = before.replace(/\r\n/g, "\n");
     after = after.replace(/\r\n/g, "\n");

@@ -117,6 +117,18 @@ export function ruleToolNames(): string[] {
   return ["*", ...TOOLS.map((t) => t.name)];
 }
 
+/** A tool as the "try it" box offers it, with the argument its sample call needs. */
+export interface TryTool {
+  name: string;
+  /** The sample's field: a command line for commands, a URL for fetches, else a path. */
+  field: "command" | "url" | "path";
+}
+
+/** The tools the "try it" box offers (registry order), each with its sample field, from its risk. */
+export function tryTools(): TryTool[] {
+  return TOOLS.map((t) => ({ name: t.name, field: t.risk === "exec" ? "command" : t.risk === "network" ? "url" : "path" }));
+}
+
 const optionalText = (max: number) =>
   z
     .string()

@@ -59,7 +59,7 @@ export async function askPolicy(
   options: { door?: "http" | "mcp" | "cli" | "hook" | "dashboard"; cwdUnknown?: string; preset?: PresetName; agentId?: string | null; sessionId?: string; extraRules?: PolicyRuleData[] } = {},
 ): Promise<PolicyVerdict> {
   const preset = options.preset ?? (await effectivePreset(workspace.id, options.agentId ?? null)).preset;
-  const box = tool.name === "run_command" ? commandBox(options.door) : null;
+  const box = tool.risk === "exec" ? commandBox(options.door) : null;
   const grants = subject.command?.grants;
   const env = buildChildEnv(workspace.root);
   // At the hook door Claude Code runs the command with its own environment: the limits our child

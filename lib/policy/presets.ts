@@ -123,7 +123,11 @@ const RISKY = 20;
 const TOOLS = 100;
 const SHELL_BOXED = 300;
 
-/** The tools that change a file the call names. */
+/**
+ * The tools that change a file the call names, in the policy's own words (rules name tools by their
+ * wire names). The tool definitions declare the same (ToolDefinition.changes "file"), and a
+ * structure test keeps the two equal: the policy sits below the tool registry and cannot read it.
+ */
 export const FILE_WRITE_TOOLS = ["write_file", "edit_file", "restore_backup"] as const;
 
 function rule(id: string, priority: number, tool: string, pathGlob: string | null, decision: Decision, note: string): PolicyRuleData {

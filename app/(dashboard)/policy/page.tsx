@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { Suspense } from "react";
 import { requireReviewerPage } from "@/lib/dashboard/auth";
-import { listRules, ruleToolNames } from "@/lib/dashboard/policy";
+import { listRules, ruleToolNames, tryTools } from "@/lib/dashboard/policy";
 import { Card, EmptyState, PageHeader } from "../_components/page-parts";
 import { PageSkeleton } from "../_components/states";
 import { createRuleAction } from "./actions";
@@ -47,7 +47,7 @@ async function Policy() {
           <PresetCard current={preset} agentOverrides={agentOverrides} />
         </Card>
         <Card title="Try it">
-          <TryIt tools={tools.filter((t) => t !== "*")} />
+          <TryIt tools={tryTools()} />
         </Card>
         <Card title={`Rules (${rules.length})`}>
           {rules.length === 0 ? (

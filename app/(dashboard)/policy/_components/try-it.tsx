@@ -1,7 +1,7 @@
 "use client";
 
 import { useActionState, useState } from "react";
-import type { TryResult } from "@/lib/dashboard/policy";
+import type { TryResult, TryTool } from "@/lib/dashboard/policy";
 import { BUTTON, INPUT } from "../../_components/page-parts";
 import { VerdictView } from "../../_components/verdict-view";
 import { tryPolicyAction } from "../actions";
@@ -13,12 +13,12 @@ import { tryPolicyAction } from "../actions";
  * Nothing runs. The fields are controlled, so what was asked stays in the box after the answer
  * (a form action would otherwise reset it) and can be tweaked and asked again.
  */
-export function TryIt({ tools }: { tools: string[] }) {
+export function TryIt({ tools }: { tools: TryTool[] }) {
   const [state, action, pending] = useActionState<TryResult | null, FormData>(tryPolicyAction, null);
   const [tool, setTool] = useState("run_command");
   const [values, setValues] = useState<Record<string, string>>({});
   const label = "flex min-w-0 flex-col gap-1 text-xs font-medium text-zinc-600 dark:text-zinc-400";
-  const field = tool === "run_command" ? "command" : tool === "fetch_url" ? "url" : "path";
+  const field = tools.find((t) => t.name === tool)?.field ?? "path";
   return (
     <div className="space-y-3">
       <form action={action} className="flex flex-col gap-2 sm:flex-row sm:items-end" data-testid="try-it">
@@ -26,7 +26,7 @@ export function TryIt({ tools }: { tools: string[] }) {
           Tool
           <select name="tool" value={tool} onChange={(e) => setTool(e.target.value)} className={INPUT}>
             {tools.map((t) => (
-              <option key={t}>{t}</option>
+              <option key={t.name}>{t.name}</option>
             ))}
           </select>
         </label>
