@@ -6,7 +6,7 @@ import { appendEvent } from "@/lib/audit/events";
 import { askPolicy, readOnlyContext } from "@/lib/gateway/contexts";
 import { fenceSubject } from "@/lib/workspace/fence-subject";
 import { invalidateRules, loadRules } from "@/lib/gateway/rules";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import {
   commandGrantProblem,
   GRANT_MAX_S,

@@ -2,7 +2,7 @@ import { db } from "@/lib/db";
 import { toErrorBody } from "@/lib/errors";
 import { listPending, type DecisionResult, type PendingCallView } from "@/lib/approvals/queue";
 import { readOnlyContext } from "@/lib/gateway/contexts";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { getTool } from "@/lib/tools/registry";
 import type { ToolPreview } from "@/lib/tools/define-tool";
 import { targetState, type TargetState } from "@/lib/dashboard/files";

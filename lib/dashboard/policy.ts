@@ -8,7 +8,7 @@ import { askPolicy } from "@/lib/gateway/contexts";
 import { workspacePreset } from "@/lib/gateway/presets";
 import { PRESET_NAMES, type PresetName } from "@/lib/policy/presets";
 import { invalidateRules } from "@/lib/gateway/rules";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { RuleOptionsInput } from "@/lib/policy/rule-match";
 import type { PolicyVerdict, RuleOptions } from "@/lib/policy/types";
 import { getTool, TOOLS } from "@/lib/tools/registry";

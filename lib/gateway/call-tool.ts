@@ -19,7 +19,7 @@ import { resolveInWorkspace, type FencedPath } from "@/lib/workspace/fence";
 import { fenceSubject } from "@/lib/workspace/fence-subject";
 import { executeCall } from "@/lib/gateway/execute";
 import { resolveSession } from "@/lib/gateway/sessions";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { notifyPending } from "@/lib/approvals/queue";
 import { waitForAnswer } from "@/lib/approvals/wait";
 import { startExecutor } from "@/lib/approvals/executor";

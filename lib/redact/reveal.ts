@@ -2,7 +2,7 @@ import { db } from "@/lib/db";
 import { errorBody, toErrorBody, type ErrorBody } from "@/lib/errors";
 import { appendEvent } from "@/lib/audit/events";
 import { askPolicy, readOnlyContext } from "@/lib/gateway/contexts";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { markerKinds, redactServerSecretsValue, redactValue } from "@/lib/redact";
 import { getTool } from "@/lib/tools/registry";
 import { resolveInWorkspace } from "@/lib/workspace/fence";

@@ -4,7 +4,7 @@ import { getConfig } from "@/lib/config";
 import { migrate } from "@/lib/db/migrate";
 import { checkPresetCredentials, ensureAgentToken, ensureReviewer } from "@/lib/auth/tokens";
 import { seedDefaultRules } from "@/lib/gateway/rules";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { ensureHead } from "@/lib/audit/writer";
 
 export interface BootstrapResult {

@@ -204,7 +204,7 @@ describe("supervision presets", () => {
 
   it("the workspace's preset and a token's own preset decide, and each change is in the event log", async () => {
     const presets = await import("@/lib/gateway/presets");
-    const { currentWorkspace } = await import("@/lib/gateway/workspace");
+    const { currentWorkspace } = await import("@/lib/workspace/register-workspace");
     const ws = await currentWorkspace();
     await presets.setWorkspacePreset(ws.id, "balanced", "reviewer:admin");
     expect(await presets.workspacePreset(ws.id)).toBe("balanced");

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { useFreshDatabase } from "@/tests/helpers/test-db";
 import { callTool, type Caller } from "@/lib/gateway/call-tool";
 import { createAgentToken } from "@/lib/auth/tokens";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { seedDefaultRules } from "@/lib/gateway/rules";
 import { changingCalls } from "@/lib/dashboard/effects";
 import { db } from "@/lib/db";

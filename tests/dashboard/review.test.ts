@@ -5,7 +5,7 @@ import { useFreshDatabase } from "@/tests/helpers/test-db";
 import { callTool, type Caller } from "@/lib/gateway/call-tool";
 import { approveCall } from "@/lib/approvals/queue";
 import { createAgentToken } from "@/lib/auth/tokens";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { invalidateRules, seedDefaultRules } from "@/lib/gateway/rules";
 import { loadReview, markReviewed, revertFromReview, unseenCounts, unseenTotal } from "@/lib/dashboard/review";
 import { db } from "@/lib/db";

@@ -6,7 +6,7 @@ import { callTool } from "@/lib/gateway/call-tool";
 import { approveCall, rejectCall, waitForAnswer, waitForOutcome } from "@/lib/approvals/queue";
 import { createAgentToken } from "@/lib/auth/tokens";
 import type { Caller } from "@/lib/gateway/call-tool";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { seedDefaultRules } from "@/lib/gateway/rules";
 import { db } from "@/lib/db";
 

@@ -6,7 +6,7 @@ import { callTool, type Caller } from "@/lib/gateway/call-tool";
 import { approveCall } from "@/lib/approvals/queue";
 import { expireGrants, grantsFromCall, listGrants, revokeGrant } from "@/lib/approvals/grants";
 import { createAgentToken } from "@/lib/auth/tokens";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { invalidateRules, loadRules, seedDefaultRules } from "@/lib/gateway/rules";
 import { db } from "@/lib/db";
 import { decide } from "@/lib/policy/decide";

@@ -5,7 +5,7 @@ import { requireReviewerPage } from "@/lib/dashboard/auth";
 import { createRule, deleteRule, moveRule, setRuleEnabled, tryPolicy, updateRule, type RuleChange, type RuleInput, type TryResult } from "@/lib/dashboard/policy";
 import type { ActionState } from "../_components/action-form";
 import { setWorkspacePreset } from "@/lib/gateway/presets";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { isPresetName } from "@/lib/policy/presets";
 
 function ruleFromForm(form: FormData): RuleInput {

@@ -11,7 +11,7 @@ import { TryIt } from "./_components/try-it";
 import { PresetCard } from "./_components/preset-card";
 import { db } from "@/lib/db";
 import { workspacePreset } from "@/lib/gateway/presets";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { GrantList } from "./_components/grant-list";
 import { listGrants } from "@/lib/approvals/grants";
 
