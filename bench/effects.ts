@@ -42,7 +42,7 @@ export async function effectsBench(log: (line: string) => void = (l) => console.
   const { runCommand } = await import("@/lib/exec/run-command");
   const { runWithEffects } = await import("@/lib/effects/command-effects");
   const { callTool } = await import("@/lib/gateway/call-tool");
-  const { seedDefaultRules, invalidateRules } = await import("@/lib/gateway/rules");
+  const { seedDefaultRules, invalidateRules } = await import("@/lib/policy/rule-store");
   const { rewindSession } = await import("@/lib/effects/rewind");
   const ws = await currentWorkspace();
   const rows: (string | number)[][] = [];

@@ -5,7 +5,7 @@ import { newId } from "@/lib/ids";
 import { appendEvent } from "@/lib/audit/events";
 import { askPolicy, readOnlyContext } from "@/lib/gateway/contexts";
 import { fenceSubject } from "@/lib/workspace/fence-subject";
-import { invalidateRules, loadRules } from "@/lib/gateway/rules";
+import { invalidateRules, loadRules } from "@/lib/policy/rule-store";
 import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import {
   commandGrantProblem,

@@ -10,7 +10,7 @@ import type { PolicyVerdict } from "@/lib/policy/types";
 import { getTool } from "@/lib/tools/registry";
 import type { AuditNotes, ToolDefinition, ToolPreview, ToolSubject, Workspace } from "@/lib/tools/define-tool";
 import { askPolicy, readOnlyContext } from "@/lib/gateway/contexts";
-import { effectivePreset } from "@/lib/gateway/presets";
+import { effectivePreset } from "@/lib/policy/preset-store";
 import { FILE_WRITE_TOOLS, PRESETS } from "@/lib/policy/presets";
 import type { FileChangeFacts } from "@/lib/policy/types";
 import fs from "node:fs/promises";

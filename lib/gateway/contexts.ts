@@ -5,8 +5,8 @@ import { decide } from "@/lib/policy/decide";
 import type { FileChangeFacts, PolicyInput, PolicyRuleData, PolicyVerdict, SandboxGrants } from "@/lib/policy/types";
 import type { BackupStore, ToolContext, ToolDefinition, Workspace } from "@/lib/tools/define-tool";
 import { backupStoreFor } from "@/lib/backups/store";
-import { loadRules } from "@/lib/gateway/rules";
-import { effectivePreset } from "@/lib/gateway/presets";
+import { loadRules } from "@/lib/policy/rule-store";
+import { effectivePreset } from "@/lib/policy/preset-store";
 import { commandsCaptured } from "@/lib/effects/command-effects";
 import { rulesForPreset, type PresetName } from "@/lib/policy/presets";
 
@@ -41,7 +41,7 @@ export function readOnlyContext(callId: string, workspace: Workspace, timeoutMs 
  * @param options.cwdUnknown why the command's real working directory is not known (a hook call
  *   without a usable `cwd`): the policy then judges no relative path and asks with this reason.
  * @param options.preset the supervision preset to judge under (lib/policy/presets.ts); absent: the
- *   preset of `options.agentId`'s token, else the workspace's (lib/gateway/presets.ts).
+ *   preset of `options.agentId`'s token, else the workspace's (lib/policy/preset-store.ts).
  * @param subject.change for file writes: the planned change, for a preset's large-change check.
  * @param options.sessionId the call's session (rules scoped to another session do not apply);
  *   the workspace is always `workspace`. `extraRules`: rules to decide with besides the stored

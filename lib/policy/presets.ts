@@ -201,7 +201,7 @@ export const PRESETS: Readonly<Record<PresetName, PresetSpec>> = {
  * The rules a call is judged by under `preset`: the stored rules (defaults as the operator left
  * them, operator rules, grants), less the default rules the preset replaces, plus the preset's own.
  * Under `strict` this is the stored table unchanged.
- * @param stored every stored rule (enabled or not), e.g. from lib/gateway/rules.ts `loadRules`
+ * @param stored every stored rule (enabled or not), e.g. from lib/policy/rule-store.ts `loadRules`
  */
 export function rulesForPreset(preset: PresetName, stored: readonly PolicyRuleData[]): PolicyRuleData[] {
   const spec = PRESETS[preset];

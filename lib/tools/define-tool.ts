@@ -63,7 +63,7 @@ export interface ToolContext {
    */
   ruleOptions?: RuleOptions;
   /**
-   * The policy rules in force (all of them, lib/gateway/rules.ts): tools that read many files
+   * The policy rules in force (all of them, lib/policy/rule-store.ts): tools that read many files
    * (search_files) skip the files a sensitive-path rule would make read_file ask or deny for.
    * Absent in unit tests: the default rules apply.
    */

@@ -5,10 +5,10 @@ import { useFreshDatabase } from "@/tests/helpers/test-db";
 import { callTool, type Caller } from "@/lib/gateway/call-tool";
 import { createAgentToken } from "@/lib/auth/tokens";
 import { currentWorkspace } from "@/lib/workspace/register-workspace";
-import { seedDefaultRules } from "@/lib/gateway/rules";
+import { seedDefaultRules } from "@/lib/policy/rule-store";
 import { changingCalls } from "@/lib/dashboard/effects";
 import { db } from "@/lib/db";
-import { setWorkspacePreset } from "@/lib/gateway/presets";
+import { setWorkspacePreset } from "@/lib/policy/preset-store";
 
 /**
  * The session page's list of calls that changed files: file tools that wrote and calls with an

@@ -6,7 +6,7 @@ import { callTool, type Caller } from "@/lib/gateway/call-tool";
 import { approveCall } from "@/lib/approvals/queue";
 import { createAgentToken } from "@/lib/auth/tokens";
 import { currentWorkspace } from "@/lib/workspace/register-workspace";
-import { invalidateRules, seedDefaultRules } from "@/lib/gateway/rules";
+import { invalidateRules, seedDefaultRules } from "@/lib/policy/rule-store";
 import { loadReview, markReviewed, revertFromReview, unseenCounts, unseenTotal } from "@/lib/dashboard/review";
 import { db } from "@/lib/db";
 

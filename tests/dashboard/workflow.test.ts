@@ -25,7 +25,7 @@ let agent: import("@/lib/gateway/call-tool").Caller;
 
 beforeAll(async () => {
   ({ workspace } = await useFreshDatabase());
-  const { seedDefaultRules } = await import("@/lib/gateway/rules");
+  const { seedDefaultRules } = await import("@/lib/policy/rule-store");
   await seedDefaultRules();
   const { createAgentToken } = await import("@/lib/auth/tokens");
   agent = { door: "http", agent: (await createAgentToken("test agent")).agent, sessionKey: "s1" };

@@ -7,7 +7,7 @@ import { approveCall, rejectCall, waitForAnswer, waitForOutcome } from "@/lib/ap
 import { createAgentToken } from "@/lib/auth/tokens";
 import type { Caller } from "@/lib/gateway/call-tool";
 import { currentWorkspace } from "@/lib/workspace/register-workspace";
-import { seedDefaultRules } from "@/lib/gateway/rules";
+import { seedDefaultRules } from "@/lib/policy/rule-store";
 import { db } from "@/lib/db";
 
 /** The held-effects lifecycle in process: a command's change set held, then approved or rejected. */

@@ -7,7 +7,7 @@ import { approveCall } from "@/lib/approvals/queue";
 import { expireGrants, grantsFromCall, listGrants, revokeGrant } from "@/lib/approvals/grants";
 import { createAgentToken } from "@/lib/auth/tokens";
 import { currentWorkspace } from "@/lib/workspace/register-workspace";
-import { invalidateRules, loadRules, seedDefaultRules } from "@/lib/gateway/rules";
+import { invalidateRules, loadRules, seedDefaultRules } from "@/lib/policy/rule-store";
 import { db } from "@/lib/db";
 import { decide } from "@/lib/policy/decide";
 

@@ -116,7 +116,7 @@ describe("tool capabilities", () => {
         "lib/gateway/contexts.ts: run_command", // a rule for run_command that grants the network tool-wide
         "lib/policy/grants.ts: run_command", // the command rules a grant must not override
         "lib/policy/presets.ts: write_file", // FILE_WRITE_TOOLS, kept equal to the registry above
-        "lib/dashboard/policy.ts: run_command", // a rule's limits are options of run_command rules
+        "lib/policy/rule-store.ts: run_command", // a rule's limits are options of run_command rules
       ].sort(),
     );
   });

@@ -2,9 +2,10 @@
 
 import { revalidatePath } from "next/cache";
 import { requireReviewerPage } from "@/lib/dashboard/auth";
-import { createRule, deleteRule, moveRule, setRuleEnabled, tryPolicy, updateRule, type RuleChange, type RuleInput, type TryResult } from "@/lib/dashboard/policy";
+import { ruleToolNames, tryPolicy, type TryResult } from "@/lib/dashboard/policy";
+import { createRule, deleteRule, moveRule, setRuleEnabled, updateRule, type RuleChange, type RuleInput } from "@/lib/policy/rule-store";
 import type { ActionState } from "../_components/action-form";
-import { setWorkspacePreset } from "@/lib/gateway/presets";
+import { setWorkspacePreset } from "@/lib/policy/preset-store";
 import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { isPresetName } from "@/lib/policy/presets";
 
@@ -29,13 +30,13 @@ async function done(change: RuleChange, message: string): Promise<ActionState> {
 /** Adds a rule at the end of the order. */
 export async function createRuleAction(_prev: ActionState, form: FormData): Promise<ActionState> {
   const reviewer = await requireReviewerPage("/policy");
-  return done(await createRule(ruleFromForm(form), reviewer.login), "Rule added at the end.");
+  return done(await createRule(ruleFromForm(form), reviewer.login, ruleToolNames()), "Rule added at the end.");
 }
 
 /** Saves a rule's fields. Form: id + rule fields. */
 export async function updateRuleAction(_prev: ActionState, form: FormData): Promise<ActionState> {
   const reviewer = await requireReviewerPage("/policy");
-  return done(await updateRule(String(form.get("id")), ruleFromForm(form), reviewer.login), "Saved.");
+  return done(await updateRule(String(form.get("id")), ruleFromForm(form), reviewer.login, ruleToolNames()), "Saved.");
 }
 
 /** Enables or disables a rule. Form: id, enabled ("true" | "false"). */

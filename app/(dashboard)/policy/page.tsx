@@ -10,7 +10,7 @@ import { RuleItem } from "./_components/rule-item";
 import { TryIt } from "./_components/try-it";
 import { PresetCard } from "./_components/preset-card";
 import { db } from "@/lib/db";
-import { workspacePreset } from "@/lib/gateway/presets";
+import { workspacePreset } from "@/lib/policy/preset-store";
 import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { GrantList } from "./_components/grant-list";
 import { listGrants } from "@/lib/approvals/grants";

@@ -2,9 +2,9 @@
 
 import { revalidatePath } from "next/cache";
 import { requireReviewerPage } from "@/lib/dashboard/auth";
-import { createAgent, revokeAgentToken, type NewAgentResult } from "@/lib/dashboard/tokens";
+import { createAgent, revokeAgentToken, type NewAgentResult } from "@/lib/auth/agents";
 import type { ActionState } from "../_components/action-form";
-import { setAgentPreset } from "@/lib/gateway/presets";
+import { setAgentPreset } from "@/lib/policy/preset-store";
 import { isPresetName } from "@/lib/policy/presets";
 
 /** Creates an agent token; the result holds the token, shown once. Form: name, workspaceId, preset ("" = the workspace's). */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { createAgent } from "@/lib/dashboard/tokens";
+import { createAgent } from "@/lib/auth/agents";
 import { PRESET_NAMES } from "@/lib/policy/presets";
 import { requireReviewer } from "@/lib/http/auth";
 import { errorResponse, json, readJsonBody } from "@/lib/http/respond";

@@ -1,7 +1,7 @@
 "use client";
 
 import { useActionState, useState } from "react";
-import type { NewAgentResult } from "@/lib/dashboard/tokens";
+import type { NewAgentResult } from "@/lib/auth/agents";
 import { BUTTON, INPUT } from "../../_components/page-parts";
 import { createTokenAction } from "../actions";
 import { PresetSelect } from "../../_components/preset-select";

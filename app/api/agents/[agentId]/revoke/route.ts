@@ -1,4 +1,4 @@
-import { revokeAgentToken } from "@/lib/dashboard/tokens";
+import { revokeAgentToken } from "@/lib/auth/agents";
 import { requireReviewer } from "@/lib/http/auth";
 import { errorResponse, json } from "@/lib/http/respond";
 import { guardDoor } from "@/lib/http/door";
