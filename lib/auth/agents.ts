@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { db } from "@/lib/db";
+import { errorBody, type ErrorBody } from "@/lib/errors";
 import { appendEvent } from "@/lib/audit/events";
 import { createAgentToken, revokeAgent } from "@/lib/auth/tokens";
 import { PRESET_NAMES } from "@/lib/policy/presets";
@@ -27,16 +28,22 @@ export const NewAgentInput = z.object({
 });
 export type NewAgentInput = z.input<typeof NewAgentInput>;
 
-/** Result of creating a token: the token (show it once) or a message for the form. */
-export type NewAgentResult = { ok: true; agentId: string; name: string; token: string } | { ok: false; message: string };
+/**
+ * Result of creating a token: the token (show it once), or the error as the API answers it:
+ * `invalid_arguments` (a bad field or an unknown workspace; `detail.issues` lists `{path, message}`).
+ */
+export type NewAgentResult = { ok: true; agentId: string; name: string; token: string } | { ok: false; error: ErrorBody };
 
 /** Creates a named agent token, optionally scoped to one workspace and with its own supervision preset. */
 export async function createAgent(input: NewAgentInput, actor: string): Promise<NewAgentResult> {
   const parsed = NewAgentInput.safeParse(input);
-  if (!parsed.success) return { ok: false, message: parsed.error.issues.map((i) => i.message).join("; ") };
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message }));
+    return { ok: false, error: errorBody("invalid_arguments", issues.map((i) => i.message).join("; "), { issues }) };
+  }
   const { name, workspaceId, preset } = parsed.data;
   if (workspaceId !== null && !(await db().workspace.findUnique({ where: { id: workspaceId } }))) {
-    return { ok: false, message: "Unknown workspace." };
+    return { ok: false, error: errorBody("invalid_arguments", "Unknown workspace.", { issues: [{ path: "workspaceId", message: "no such workspace" }], workspace_id: workspaceId }) };
   }
   const { agent, token } = await createAgentToken(name);
   if (workspaceId !== null || preset !== null) await db().agent.update({ where: { id: agent.id }, data: { workspaceId, preset } });
@@ -47,10 +54,11 @@ export async function createAgent(input: NewAgentInput, actor: string): Promise<
 /**
  * Revokes an agent's token; its later calls are unauthorized and its calls not yet run end
  * rejected ("token revoked"; `endedCalls` lists them). Revoking twice changes nothing.
+ * @returns ok, or `not_found` when there is no such agent
  */
-export async function revokeAgentToken(agentId: string, actor: string): Promise<{ ok: boolean; message?: string; endedCalls?: string[] }> {
+export async function revokeAgentToken(agentId: string, actor: string): Promise<{ ok: true; endedCalls: string[] } | { ok: false; error: ErrorBody }> {
   const agent = await db().agent.findUnique({ where: { id: agentId }, select: { revokedAt: true } });
-  if (!agent) return { ok: false, message: `No agent ${agentId}.` };
+  if (!agent) return { ok: false, error: errorBody("not_found", `No agent ${agentId}.`, { agent_id: agentId }) };
   if (agent.revokedAt) return { ok: true, endedCalls: [] };
   await appendEvent({ type: "agent.revoked", actor: `reviewer:${actor}`, data: { agent_id: agentId } });
   const endedCalls = await revokeAgent(agentId);

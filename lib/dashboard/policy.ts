@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { db } from "@/lib/db";
-import { toErrorBody } from "@/lib/errors";
+import { errorBody, toErrorBody, type ErrorBody } from "@/lib/errors";
 import { askPolicy } from "@/lib/gateway/contexts";
 import { workspacePreset } from "@/lib/policy/preset-store";
 import { PRESET_NAMES, type PresetName } from "@/lib/policy/presets";
@@ -132,7 +132,7 @@ export type TryResult =
       byPreset: Array<{ preset: PresetName; verdict: PolicyVerdict }>;
       input: { tool: string; paths: string[]; command: string | null; url: string | null };
     }
-  | { ok: false; message: string };
+  | { ok: false; error: ErrorBody };
 
 /**
  * Asks the policy engine about a sample call without running anything: the path is fenced like a
@@ -142,7 +142,10 @@ export type TryResult =
  */
 export async function tryPolicy(sample: TrySample): Promise<TryResult> {
   const parsed = TrySample.safeParse(sample);
-  if (!parsed.success) return { ok: false, message: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") };
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message }));
+    return { ok: false, error: errorBody("invalid_arguments", issues.map((i) => `${i.path}: ${i.message}`).join("; "), { issues }) };
+  }
   const { tool: toolName, path, command, url } = parsed.data;
   const tool = getTool(toolName)!;
   const workspace = await currentWorkspace();
@@ -152,7 +155,7 @@ export async function tryPolicy(sample: TrySample): Promise<TryResult> {
       paths = [(await resolveInWorkspace(workspace, path)).relative];
     } catch (err) {
       const body = toErrorBody(err);
-      return { ok: false, message: `The call would be refused before the policy is asked: ${body.name}: ${body.message}` };
+      return { ok: false, error: { ...body, message: `The call would be refused before the policy is asked: ${body.name}: ${body.message}` } };
     }
   }
   const subject = { paths, ...(command !== null && { command: { command } }), ...(url !== null && { url }) };

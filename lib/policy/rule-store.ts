@@ -1,6 +1,7 @@
 import picomatch from "picomatch";
 import { z } from "zod";
 import { db } from "@/lib/db";
+import { errorBody, type ErrorBody } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { appendEvent } from "@/lib/audit/events";
 import { ruleOptionsOf } from "@/lib/audit/record";
@@ -197,16 +198,26 @@ function globProblem(glob: string): string | null {
   }
 }
 
-/** Result of a rule change: ok, or a message for the form. */
-export type RuleChange = { ok: true; id: string } | { ok: false; message: string };
+/**
+ * Result of a rule change: ok, or the error as the API would answer it (lib/errors.ts):
+ * `invalid_arguments` (a field is wrong: `detail.issues` lists `{path, message}`; the message
+ * names them), `not_found` (no such rule), `forbidden` (`detail.reason` "default_rule": a default
+ * rule cannot be deleted).
+ */
+export type RuleChange = { ok: true; id: string } | { ok: false; error: ErrorBody };
 
-/** Parses a rule, checking its tool against `tools` ("*" is always allowed). */
-function parseRule(input: RuleInput, tools: readonly string[]): { ok: true; rule: z.output<typeof RuleInput> } | { ok: false; change: RuleChange } {
+function noRule(id: string): RuleChange {
+  return { ok: false, error: errorBody("not_found", `No rule ${id}.`, { rule_id: id }) };
+}
+
+/** Parses a rule, checking its tool against `tools` ("*" is always allowed). Never throws. */
+function parseRule(input: unknown, tools: readonly string[]): { ok: true; rule: z.output<typeof RuleInput> } | { ok: false; change: RuleChange } {
   const parsed = RuleInput.superRefine((r, ctx) => {
     if (r.tool !== "*" && !tools.includes(r.tool)) ctx.addIssue({ code: "custom", message: "unknown tool", path: ["tool"] });
   }).safeParse(input);
   if (parsed.success) return { ok: true, rule: parsed.data };
-  return { ok: false, change: { ok: false, message: parsed.error.issues.map((i) => `${i.path.join(".") || "rule"}: ${i.message}`).join("; ") } };
+  const issues = parsed.error.issues.map((i) => ({ path: i.path.join(".") || "rule", message: i.message }));
+  return { ok: false, change: { ok: false, error: errorBody("invalid_arguments", issues.map((i) => `${i.path}: ${i.message}`).join("; "), { issues }) } };
 }
 
 async function changed(type: string, actor: string, data: Record<string, unknown>): Promise<void> {
@@ -233,7 +244,7 @@ export async function updateRule(id: string, input: RuleInput, actor: string, to
   const parsed = parseRule(input, tools);
   if (!parsed.ok) return parsed.change;
   const before = await db().policyRule.findUnique({ where: { id } });
-  if (!before) return { ok: false, message: `No rule ${id}.` };
+  if (!before) return noRule(id);
   const after = await db().policyRule.update({ where: { id }, data: ruleColumns(parsed.rule) });
   await changed("policy.rule_updated", actor, { before: snapshot(before), after: snapshot(after) });
   return { ok: true, id };
@@ -242,7 +253,7 @@ export async function updateRule(id: string, input: RuleInput, actor: string, to
 /** Enables or disables a rule. */
 export async function setRuleEnabled(id: string, enabled: boolean, actor: string): Promise<RuleChange> {
   const { count } = await db().policyRule.updateMany({ where: { id }, data: { enabled } });
-  if (count !== 1) return { ok: false, message: `No rule ${id}.` };
+  if (count !== 1) return noRule(id);
   await changed(enabled ? "policy.rule_enabled" : "policy.rule_disabled", actor, { id });
   return { ok: true, id };
 }
@@ -250,8 +261,10 @@ export async function setRuleEnabled(id: string, enabled: boolean, actor: string
 /** Deletes an operator rule (a default rule can only be disabled). */
 export async function deleteRule(id: string, actor: string): Promise<RuleChange> {
   const rule = await db().policyRule.findUnique({ where: { id } });
-  if (!rule) return { ok: false, message: `No rule ${id}.` };
-  if (rule.source === "default") return { ok: false, message: "A default rule cannot be deleted (it would come back at the next start); disable it instead." };
+  if (!rule) return noRule(id);
+  if (rule.source === "default") {
+    return { ok: false, error: errorBody("forbidden", "A default rule cannot be deleted (it would come back at the next start); disable it instead.", { reason: "default_rule", rule_id: id }) };
+  }
   await db().policyRule.delete({ where: { id } });
   await changed("policy.rule_deleted", actor, { rule: snapshot(rule) });
   return { ok: true, id };
@@ -266,7 +279,7 @@ export async function moveRule(id: string, direction: "up" | "down", actor: stri
   const rows = await db().policyRule.findMany({ where: { source: { not: "grant" } }, orderBy: [{ priority: "asc" }, { id: "asc" }], select: { id: true } });
   const order = rows.map((r) => r.id);
   const from = order.indexOf(id);
-  if (from < 0) return { ok: false, message: `No rule ${id}.` };
+  if (from < 0) return noRule(id);
   const to = direction === "up" ? from - 1 : from + 1;
   if (to < 0 || to >= order.length) return { ok: true, id };
   [order[from], order[to]] = [order[to], order[from]];

@@ -38,6 +38,8 @@ async function lastEvent() {
 describe("policy rules", () => {
   it.each([
     [{ tool: "no_such_tool", decision: "ask" }, "tool: unknown tool"],
+    [{}, "decision"],
+    [null, "rule"],
     [{ tool: "*", decision: "maybe" }, "decision"],
     [{ tool: "read_file", pathGlob: "/etc/**", decision: "deny" }, "pathGlob: paths are relative to the workspace root"],
     [{ tool: "read_file", pathGlob: "./src/**", decision: "deny" }, "pathGlob: paths are written without a leading ./"],
@@ -45,7 +47,7 @@ describe("policy rules", () => {
   ])("refuses %j", async (input, message) => {
     const result = await lib.rules.createRule(input as never, "admin", lib.policy.ruleToolNames());
     expect(result.ok).toBe(false);
-    if (!result.ok) expect(result.message).toContain(message);
+    if (!result.ok) expect(result.error).toMatchObject({ name: "invalid_arguments", code: 101, message: expect.stringContaining(message) });
   });
 
   it("adds a rule at the end, edits, disables, moves and deletes it, each logged with the reviewer", async () => {
@@ -75,10 +77,19 @@ describe("policy rules", () => {
     expect(await lastEvent()).toMatchObject({ type: "policy.rule_deleted" });
   });
 
-  it("keeps default rules (disable only) and answers unknown ids with a message", async () => {
+  it("keeps default rules (disable only) and answers unknown ids with the API's errors", async () => {
     const builtin = (await lib.policy.listRules()).find((r) => r.source === "default")!;
     const refused = await lib.rules.deleteRule(builtin.id, "admin");
     expect(refused.ok).toBe(false);
+    expect(refused).toMatchObject({ error: { name: "forbidden", code: 607, detail: { reason: "default_rule" } } });
+    for (const missing of [
+      await lib.rules.setRuleEnabled("rule_missing", true, "admin"),
+      await lib.rules.moveRule("rule_missing", "down", "admin"),
+      await lib.rules.deleteRule("rule_missing", "admin"),
+      await lib.rules.updateRule("rule_missing", { tool: "*", decision: "ask" }, "admin", lib.policy.ruleToolNames()),
+    ]) {
+      expect(missing).toMatchObject({ ok: false, error: { name: "not_found", code: 202, message: "No rule rule_missing." } });
+    }
     expect((await lib.rules.setRuleEnabled("rule_missing", true, "admin")).ok).toBe(false);
     expect((await lib.rules.moveRule("rule_missing", "down", "admin")).ok).toBe(false);
   });
@@ -96,12 +107,19 @@ describe("policy rules", () => {
     ["redact as text", '{"redact": "no"}', "options.redact: Invalid input: expected boolean"],
   ])("refuses options with %s", async (_name, options, message) => {
     const result = await lib.rules.createRule({ tool: "run_command", command: "make *", decision: "ask", options }, "admin", lib.policy.ruleToolNames());
-    expect(result).toEqual({ ok: false, message: expect.stringContaining(message) });
+    expect(result).toMatchObject({ ok: false, error: { name: "invalid_arguments", code: 101, message: expect.stringContaining(message) } });
   });
 
   it("refuses limits on a rule for a tool that runs no command", async () => {
     const result = await lib.rules.createRule({ tool: "read_file", pathGlob: "logs/**", decision: "allow", options: '{"limits": {"memory_mb": 64}}' }, "admin", lib.policy.ruleToolNames());
-    expect(result).toEqual({ ok: false, message: "options.limits: limits apply to run_command only; this rule is for read_file" });
+    expect(result).toMatchObject({
+      ok: false,
+      error: {
+        name: "invalid_arguments",
+        message: "options.limits: limits apply to run_command only; this rule is for read_file",
+        detail: { issues: [{ path: "options.limits", message: "limits apply to run_command only; this rule is for read_file" }] },
+      },
+    });
   });
 
   it.each([
@@ -182,8 +200,9 @@ describe("policy rules", () => {
     expect(env.ok && env.verdict.decision).not.toBe("allow");
     const outside = await lib.policy.tryPolicy({ tool: "read_file", path: "../../etc/passwd" });
     expect(outside.ok).toBe(false);
-    if (!outside.ok) expect(outside.message).toContain("path_outside_workspace");
-    expect((await lib.policy.tryPolicy({ tool: "nope" })).ok).toBe(false);
+    if (!outside.ok) expect(outside.error).toMatchObject({ name: "path_outside_workspace", code: 201, message: expect.stringContaining("path_outside_workspace") });
+    expect(await lib.policy.tryPolicy({ tool: "nope" })).toMatchObject({ ok: false, error: { name: "invalid_arguments", code: 101 } });
+    expect(await lib.policy.tryPolicy(null as never)).toMatchObject({ ok: false, error: { name: "invalid_arguments" } });
   });
 });
 
@@ -248,8 +267,16 @@ describe("agent tokens", () => {
   it.each([
     [{ name: "  ", workspaceId: "" }, "a name is required"],
     [{ name: "x", workspaceId: "ws_missing" }, "Unknown workspace."],
-  ])("refuses %j", async (input, message) => {
-    expect(await lib.agents.createAgent(input, "admin")).toEqual({ ok: false, message });
+    [{ name: 7, workspaceId: null } as never, "expected string"],
+    [undefined as never, "expected object"],
+  ])("refuses %j with the API's error", async (input, message) => {
+    const result = await lib.agents.createAgent(input, "admin");
+    expect(result).toMatchObject({ ok: false, error: { name: "invalid_arguments", code: 101, retryable: false } });
+    if (!result.ok) expect(result.error.message).toContain(message);
+  });
+
+  it("revoking an unknown agent is not_found, as the API answers", async () => {
+    expect(await lib.agents.revokeAgentToken("agt_missing", "admin")).toMatchObject({ ok: false, error: { name: "not_found", code: 202, detail: { agent_id: "agt_missing" } } });
   });
 });
 
@@ -262,6 +289,7 @@ describe("settings", () => {
   ])("webhook %s accepted: %s", async (url, ok) => {
     const result = await lib.settings.setWebhookUrl(url, "admin");
     expect(result.ok).toBe(ok);
+    if (!result.ok) expect(result.error).toMatchObject({ name: "invalid_arguments", code: 101 });
     if (ok) expect((await lib.settings.getSettings()).webhookUrl).toBe(url);
   });
 

@@ -75,7 +75,11 @@ describe("approvals inbox reads", () => {
       expect(preview.preview.diff).toContain("+edited");
       expect(preview.preview.warnings?.join(" ")).toContain("CRLF");
     }
-    expect(await lib.approvals.previewEditedWrite("call_missing", "x")).toEqual({ ok: false, message: "This call is not waiting for approval any more." });
+    expect(await lib.approvals.previewEditedWrite("call_missing", "x")).toMatchObject({
+      ok: false,
+      error: { name: "conflict", code: 605, message: "This call is not waiting for approval any more.", detail: { reason: "not_pending" } },
+    });
+    expect(await lib.approvals.previewEditedWrite(callId, 7 as never)).toMatchObject({ ok: false, error: { name: "invalid_arguments" } });
     const outcome = lib.approvals.describeDecision(callId, await lib.queue.approveCall(callId, "admin", { content: "x\ny\nedited\n" }), "Approved");
     expect(outcome).toMatchObject({ ok: true, status: "succeeded" });
     expect(fs.readFileSync(path.join(workspace, "crlf.txt"), "utf8")).toBe("x\r\ny\r\nedited\r\n");

@@ -66,7 +66,7 @@ describe("rule store", () => {
     const count = await lib.db().policyRule.count();
     const result = await lib.rules.createRule(input as never, "admin", TOOLS);
     expect(result.ok).toBe(false);
-    if (!result.ok) expect(result.message).toContain(message);
+    if (!result.ok) expect(result.error).toMatchObject({ name: "invalid_arguments", message: expect.stringContaining(message) });
     expect(await lib.db().policyRule.count()).toBe(count);
   });
 });

@@ -251,7 +251,7 @@ function ExpandableDiff({ item }: { item: InboxItem }) {
     if (result.ok) {
       setShown({ context, diff: result.diff });
       setMessage(null);
-    } else setMessage(result.message);
+    } else setMessage(result.error.message);
   };
   const counts = (
     <span>

@@ -2,6 +2,7 @@
 
 import { useActionState, useState } from "react";
 import type { TryResult, TryTool } from "@/lib/dashboard/policy";
+import { ErrorNote } from "../../_components/action-form";
 import { BUTTON, INPUT } from "../../_components/page-parts";
 import { VerdictView } from "../../_components/verdict-view";
 import { tryPolicyAction } from "../actions";
@@ -46,11 +47,7 @@ export function TryIt({ tools }: { tools: TryTool[] }) {
           {pending ? "Asking…" : "Ask the policy"}
         </button>
       </form>
-      {state?.ok === false && (
-        <p role="alert" className="text-sm text-red-700 dark:text-red-300">
-          {state.message}
-        </p>
-      )}
+      {state?.ok === false && <ErrorNote error={state.error} />}
       {state?.ok && (
         <div className="grid gap-3 lg:grid-cols-3" data-testid="try-result">
           {state.byPreset.map(({ preset, verdict }) => (
