@@ -11,11 +11,8 @@ import { getTool, TOOLS } from "@/lib/tools/registry";
 import { resolveInWorkspace } from "@/lib/workspace/fence";
 
 /**
- * Policy rules as the dashboard lists and edits them (the PolicyRule table; the engine is
- * lib/policy/decide.ts and reads them through lib/gateway/rules.ts). Every change drops the rule
- * cache and is written to the hash-chained event log with the reviewer as actor.
- * Default rules (source "default") can be edited, reordered and disabled but not deleted: the
- * next start would seed them again.
+ * Policy rules as the dashboard's policy page reads them, and its "try it" box. The rules are
+ * stored, changed and audited by lib/policy/rule-store.ts; the engine is lib/policy/decide.ts.
  */
 
 /** A rule as listed. */
@@ -139,6 +136,9 @@ export type TryResult =
  * real call's (a path outside the workspace is refused before the policy is asked), the command
  * is decided with the workspace root as cwd, with the current rules, under every supervision preset
  * (a write's large-change check needs the content, so it is not part of the answer here).
+ * @returns the answers, or the API's error: `invalid_arguments` (an unknown tool or a malformed
+ *   sample; `detail.issues`), or the fence's refusal (e.g. `path_outside_workspace`). Never throws
+ *   for a sample a reviewer can send.
  */
 export async function tryPolicy(sample: TrySample): Promise<TryResult> {
   const parsed = TrySample.safeParse(sample);
