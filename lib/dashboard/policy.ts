@@ -79,6 +79,11 @@ export function describeRuleOptions(options: RuleOptions): string[] {
   return words;
 }
 
+/** Active agent tokens with a preset of their own (they do not follow the workspace's). */
+export async function countPresetOverrides(): Promise<number> {
+  return db().agent.count({ where: { preset: { not: null }, revokedAt: null } });
+}
+
 /** Tool names a rule may name ("*" for every tool). */
 export function ruleToolNames(): string[] {
   return ["*", ...TOOLS.map((t) => t.name)];

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { Suspense } from "react";
 import { requireReviewerPage } from "@/lib/dashboard/auth";
-import { listRules, ruleToolNames, tryTools } from "@/lib/dashboard/policy";
+import { countPresetOverrides, listRules, ruleToolNames, tryTools } from "@/lib/dashboard/policy";
 import { Card, EmptyState, PageHeader } from "../_components/page-parts";
 import { PageSkeleton } from "../_components/states";
 import { createRuleAction } from "./actions";
@@ -9,7 +9,6 @@ import { RuleForm } from "./_components/rule-form";
 import { RuleItem } from "./_components/rule-item";
 import { TryIt } from "./_components/try-it";
 import { PresetCard } from "./_components/preset-card";
-import { db } from "@/lib/db";
 import { workspacePreset } from "@/lib/policy/preset-store";
 import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { GrantList } from "./_components/grant-list";
@@ -33,7 +32,7 @@ async function Policy() {
     listRules(),
     listGrants(),
     workspacePreset(workspace.id),
-    db().agent.count({ where: { preset: { not: null }, revokedAt: null } }),
+    countPresetOverrides(),
   ]);
   const tools = ruleToolNames();
   return (
