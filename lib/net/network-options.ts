@@ -4,8 +4,7 @@ import type { AddressAllowances } from "@/lib/net/address-policy";
 /**
  * Process-wide network settings of fetch_url: how host names are resolved and which blocked
  * address classes are relaxed. The default is the system resolver (getaddrinfo, so /etc/hosts
- * counts) and strict blocking. Tests swap in a resolver that answers from a table, and allow
- * only their own loopback listener, with `setFetchNetworkOptionsForTests`.
+ * counts) and strict blocking: no blocked address class is relaxed.
  */
 
 /** One resolved address. */
@@ -23,8 +22,8 @@ export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 export interface FetchNetworkOptions extends AddressAllowances {
   resolve: Resolver;
   /**
-   * PEM certificates trusted in addition to Node's bundled roots (tests: a test CA signing the
-   * loopback HTTPS server's certificate). Certificate and host name checks are never turned off.
+   * PEM certificates trusted in addition to Node's bundled roots. Certificate and host name
+   * checks are never turned off.
    */
   extraCaCertificates?: readonly string[];
 }
@@ -35,26 +34,9 @@ export const systemResolver: Resolver = async (hostname) => {
   return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 };
 
-const DEFAULTS: FetchNetworkOptions = { resolve: systemResolver, allowAddresses: [], allowPrivateNetworks: false };
+const DEFAULTS: FetchNetworkOptions = Object.freeze({ resolve: systemResolver, allowAddresses: [], allowPrivateNetworks: false });
 
-let current: FetchNetworkOptions = DEFAULTS;
-
-/** The settings in force. */
+/** The settings in force: the system resolver, strict blocking, Node's bundled roots. */
 export function fetchNetworkOptions(): FetchNetworkOptions {
-  return current;
-}
-
-/**
- * Replaces some settings for the rest of the process (tests only: a table resolver, the test's
- * own loopback address in `allowAddresses`, a test CA). Metadata endpoints stay blocked whatever
- * is set.
- *
- * @param options settings to change; the others keep their defaults
- * @returns a function that restores the defaults (call it in `afterEach`)
- */
-export function setFetchNetworkOptionsForTests(options: Partial<FetchNetworkOptions>): () => void {
-  current = { ...DEFAULTS, ...options };
-  return () => {
-    current = DEFAULTS;
-  };
+  return DEFAULTS;
 }

@@ -64,25 +64,7 @@ export interface AtomicWriteResult {
   nlinkBefore: number | null;
 }
 
-/** A fault the next atomic write will simulate (tests only, see `armWriteFaultForTests`). */
-export interface WriteFault {
-  /** Bytes written to the temp file before the failure. */
-  afterBytes: number;
-  /** The errno code to fail with. */
-  code: "ENOSPC" | "EIO" | "EACCES" | "EROFS" | "EDQUOT";
-}
-
 const CHUNK_BYTES = 1 << 20;
-let armedFault: WriteFault | null = null;
-
-/**
- * Test hook for fault injection (C13-3): the next `atomicWriteFile` in this process fails with
- * `fault.code` after writing `fault.afterBytes` bytes to its temp file, exactly like a disk that
- * fills up mid-write. One-shot; `null` disarms. Product code never calls it.
- */
-export function armWriteFaultForTests(fault: WriteFault | null): void {
-  armedFault = fault;
-}
 
 /**
  * Replaces (or creates) the file at `absPath` with `bytes`, atomically.
@@ -99,8 +81,6 @@ export function armWriteFaultForTests(fault: WriteFault | null): void {
  *   or its directory moved after the fence); whatever `beforeCommit` throws
  */
 export async function atomicWriteFile(absPath: string, bytes: Buffer, options: AtomicWriteOptions = {}): Promise<AtomicWriteResult> {
-  const fault = armedFault;
-  armedFault = null;
   const dir = path.dirname(absPath);
   const existing = await lstatOrNull(absPath);
   assertReplaceable(absPath, existing);
@@ -120,7 +100,7 @@ export async function atomicWriteFile(absPath: string, bytes: Buffer, options: A
     handle = await fs.open(/*turbopackIgnore: true*/ tmpPath, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, mode);
     if (existing) await keepOwner(handle, existing);
     if (existing || options.mode !== undefined) await handle.chmod(mode);
-    await writeAll(handle, bytes, fault);
+    await writeAll(handle, bytes);
     if (options.durable !== false) await handle.sync();
     finalMode = (await handle.stat()).mode & 0o7777;
     await handle.close();
@@ -240,14 +220,12 @@ async function keepOwner(handle: fs.FileHandle, existing: Stats): Promise<void> 
   });
 }
 
-async function writeAll(handle: fs.FileHandle, bytes: Buffer, fault: WriteFault | null): Promise<void> {
-  const limit = fault ? Math.min(fault.afterBytes, bytes.length) : bytes.length;
+async function writeAll(handle: fs.FileHandle, bytes: Buffer): Promise<void> {
   let offset = 0;
-  while (offset < limit) {
-    const { bytesWritten } = await handle.write(bytes, offset, Math.min(CHUNK_BYTES, limit - offset), offset);
+  while (offset < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes, offset, Math.min(CHUNK_BYTES, bytes.length - offset), offset);
     offset += bytesWritten;
   }
-  if (fault) throw Object.assign(new Error(`${fault.code}: injected fault after ${offset} bytes`), { code: fault.code });
 }
 
 /** A directory held open, and the paths of names inside it that resolve through that handle. */

@@ -1,11 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
-import { useFreshDatabase } from "@/tests/helpers/test-db";
+import { describe, expect, it } from "vitest";
+import { gatewayTest } from "@/tests/helpers/gateway-fixture";
 import { callTool, type Caller } from "@/lib/gateway/call-tool";
-import { createAgentToken } from "@/lib/auth/tokens";
-import { currentWorkspace } from "@/lib/workspace/register-workspace";
-import { seedDefaultRules } from "@/lib/policy/rule-store";
 import { changingCalls } from "@/lib/dashboard/effects";
 import { db } from "@/lib/db";
 import { setWorkspacePreset } from "@/lib/policy/preset-store";
@@ -16,12 +13,10 @@ import { setWorkspacePreset } from "@/lib/policy/preset-store";
  * other calls, or calls of other sessions, must not hide or add entries).
  */
 let agent: Caller["agent"];
-beforeAll(async () => {
-  await useFreshDatabase();
-  await seedDefaultRules();
-  const workspace = await currentWorkspace();
+gatewayTest.beforeAll(async ({ gateway }) => {
+  const { workspace } = gateway;
   await setWorkspacePreset(workspace.id, "balanced", "test");
-  agent = (await createAgentToken("changing calls")).agent;
+  agent = gateway.agent;
   fs.writeFileSync(path.join(workspace.root, "a.txt"), "one\n");
 });
 

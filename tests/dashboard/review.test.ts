@@ -1,12 +1,10 @@
 import fs from "node:fs";
 import path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
-import { useFreshDatabase } from "@/tests/helpers/test-db";
+import { describe, expect, it } from "vitest";
+import { gatewayTest } from "@/tests/helpers/gateway-fixture";
 import { callTool, type Caller } from "@/lib/gateway/call-tool";
 import { approveCall } from "@/lib/approvals/queue";
-import { createAgentToken } from "@/lib/auth/tokens";
-import { currentWorkspace } from "@/lib/workspace/register-workspace";
-import { invalidateRules, seedDefaultRules } from "@/lib/policy/rule-store";
+import { invalidateRules } from "@/lib/policy/rule-store";
 import { loadReview, markReviewed, revertFromReview, unseenCounts, unseenTotal } from "@/lib/dashboard/review";
 import { db } from "@/lib/db";
 
@@ -18,14 +16,12 @@ import { db } from "@/lib/db";
 
 let root: string;
 let agent: Caller["agent"];
-beforeAll(async () => {
-  await useFreshDatabase();
-  await seedDefaultRules();
+gatewayTest.beforeAll(async ({ gateway }) => {
   await db().policyRule.update({ where: { id: "default:write-file" }, data: { enabled: false } });
   await db().policyRule.create({ data: { id: "op:allow-write", priority: 150, tool: "write_file", decision: "allow", note: "test", source: "operator" } });
   invalidateRules();
-  root = (await currentWorkspace()).root;
-  agent = (await createAgentToken("review agent")).agent;
+  root = gateway.workspace.root;
+  agent = gateway.agent;
   fs.writeFileSync(path.join(root, "a.txt"), "one\n");
 });
 

@@ -6,6 +6,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { secretSpellings } from "@/lib/redact";
 import { startTestServer, type TestServer } from "@/tests/helpers/server";
+import { addRule, signInDashboard } from "@/tests/helpers/dashboard";
 import { sql } from "@/tests/helpers/sql";
 
 /**
@@ -76,12 +77,7 @@ describe("the gateway's own secrets", () => {
     fs.mkdirSync(path.join(server.workspace, "relaxed"));
     fs.writeFileSync(path.join(server.workspace, "relaxed", "planted.txt"), `${secrets().join("\n")}\n`);
     // A rule that relaxes masking for relaxed/**: the gateway's own secrets stay masked anyway.
-    await sql(
-      server.databaseUrl,
-      `INSERT INTO "PolicyRule" (id, priority, tool, "pathGlob", decision, note, enabled, source, "optionsJson") VALUES ($1, 5, '*', 'relaxed/**', 'allow', 'unmasked fixtures', true, 'operator', $2)`,
-      ["test:relaxed", JSON.stringify({ redact: false })],
-    );
-    await new Promise((r) => setTimeout(r, 1100)); // the rule cache lives 1 s
+    await addRule(await signInDashboard(server), { tool: "*", pathGlob: "relaxed/**", decision: "allow", note: "unmasked fixtures", options: JSON.stringify({ redact: false }) });
   });
 
   it.each([

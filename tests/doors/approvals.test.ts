@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "@/tests/helpers/server";
+import { addRule, signInDashboard } from "@/tests/helpers/dashboard";
 import { sql } from "@/tests/helpers/sql";
 
 /**
@@ -111,16 +112,11 @@ describe("approval queue over HTTP", () => {
   });
 
   it("answers a policy deny at once with 604 and an audit row", async () => {
-    await sql(
-      server.databaseUrl,
-      `INSERT INTO "PolicyRule" (id, priority, tool, "pathGlob", command, decision, note, enabled, source, "createdAt") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'operator', $9)`,
-      ["test:deny-secrets", 1, "*", "secrets/**", null, "deny", "no secrets", true, new Date()],
-    );
-    await new Promise((r) => setTimeout(r, 1100)); // the rule cache lives 1 s
+    const ruleId = await addRule(await signInDashboard(server), { tool: "*", pathGlob: "secrets/**", decision: "deny", note: "no secrets" });
     const res = await server.call("read_file", { path: "secrets/key.txt" });
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe(604);
-    expect(res.body.error.detail.rule.id).toBe("test:deny-secrets");
+    expect(res.body.error.detail.rule.id).toBe(ruleId);
     const status = await fetch(`${server.url}/api/calls/${res.body.call_id}`, { headers: { authorization: `Bearer ${server.agentToken}` } });
     expect((await status.json()).call.status).toBe("denied");
   });

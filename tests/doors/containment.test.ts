@@ -8,6 +8,7 @@ import { containmentStatus } from "@/lib/exec/run-command";
 import { runCli } from "@/tests/cli/run-cli";
 import { SAMPLES } from "@/tests/lib/redact-samples";
 import { startTestServer, type TestServer } from "@/tests/helpers/server";
+import { addRule, setPreset, signInDashboard, type Dashboard } from "@/tests/helpers/dashboard";
 import { sql } from "@/tests/helpers/sql";
 import { PRESET_NAMES, type PresetName } from "@/lib/policy/presets";
 
@@ -25,9 +26,10 @@ import { PRESET_NAMES, type PresetName } from "@/lib/policy/presets";
  */
 
 let server: TestServer;
+let dash: Dashboard;
 let logFile: string;
 
-/** Rules added behind the policy editor's back, as an operator would: limits for two commands. */
+/** Rules an operator adds on the policy page: limits for two commands. */
 const RULES = [
   { id: "test:hog", command: "tail /dev/zero", options: { limits: { memory_mb: 64 } } },
   { id: "test:bomb", command: "bash bomb.sh", options: { limits: { processes: 32 } } },
@@ -48,12 +50,9 @@ beforeAll(async () => {
   server = await startTestServer({ env: { AGENT_REACH_CMD_CPU_SECONDS: "2", AGENT_REACH_CMD_FILE_SIZE_MB: "1", AGENT_REACH_LOG: logFile } });
   fs.writeFileSync(path.join(server.workspace, "bomb.sh"), ":(){ :|:; };:\n");
   fs.writeFileSync(path.join(server.workspace, "credentials.txt"), credentialsFile(server.agentToken));
-  for (const [i, r] of RULES.entries()) {
-    await sql(
-      server.databaseUrl,
-      `INSERT INTO "PolicyRule" (id, priority, tool, command, decision, note, enabled, source, "optionsJson") VALUES ($1, $2, 'run_command', $3, 'ask', 'containment test', $4, 'operator', $5)`,
-      [r.id, 5 + i, r.command, true, JSON.stringify(r.options)],
-    );
+  dash = await signInDashboard(server);
+  for (const r of RULES) {
+    await addRule(dash, { tool: "run_command", command: r.command, decision: "ask", note: `containment test ${r.id}`, options: JSON.stringify(r.options) });
   }
 });
 
@@ -75,13 +74,9 @@ async function healthWhile(done: Promise<unknown>): Promise<number[]> {
   return statuses;
 }
 
-/**
- * Sets the workspace's supervision preset behind the dashboard's back, and waits out the preset
- * cache (1 s), so the next call is judged under it.
- */
+/** Sets the workspace's supervision preset on the policy page; the next call is judged under it. */
 async function usePreset(preset: PresetName): Promise<void> {
-  await sql(server.databaseUrl, `UPDATE "Workspace" SET preset = $1`, [preset]);
-  await new Promise((r) => setTimeout(r, 1100));
+  await setPreset(dash, preset);
 }
 
 /** Every table below runs under every preset: the limits and the masking hold whatever is asked. */

@@ -9,6 +9,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "@/tests/cli/run-cli";
 import { startTestServer, type TestServer } from "@/tests/helpers/server";
+import { setPreset, signInDashboard, untilPolicySees, type Dashboard } from "@/tests/helpers/dashboard";
 import { sql } from "@/tests/helpers/sql";
 import { PRESET_NAMES, type PresetName } from "@/lib/policy/presets";
 
@@ -112,10 +113,16 @@ const escapes: Array<{ cls: string; spellings: () => string[]; leaks: () => stri
   },
 ];
 
-/** Sets the workspace's supervision preset behind the dashboard's back and waits out its cache (1 s). */
+/** Sets the workspace's supervision preset on the policy page; the next call is judged under it. */
 async function usePreset(preset: PresetName): Promise<void> {
-  await sql(server.databaseUrl, `UPDATE "Workspace" SET preset = $1`, [preset]);
-  await new Promise((r) => setTimeout(r, 1100));
+  await setPreset(await dashboard(), preset);
+}
+
+let signedIn: Dashboard | undefined;
+/** The reviewer's dashboard session on this file's server (signed in on first use). */
+async function dashboard(): Promise<Dashboard> {
+  signedIn ??= await signInDashboard(server);
+  return signedIn;
 }
 
 /**
@@ -234,7 +241,9 @@ describe("network grants", () => {
       server.databaseUrl,
       `INSERT INTO "PolicyRule" (id, priority, tool, command, decision, note, enabled, source, "optionsJson") VALUES ('test:net', 5, 'run_command', 'bash ping.sh', 'ask', 'network grant test', true, 'operator', '{"network":true}')`,
     );
-    await new Promise((res) => setTimeout(res, 1100)); // the rules cache
+    // The policy page's form has no network option: the rule is stored as an operator would by
+    // hand, and the "try it" box says when the server decides with it.
+    await untilPolicySees(await dashboard(), { tool: "run_command", command: "bash ping.sh" }, (v) => v.options?.network === true);
     const granted = await approved(server, { command: "bash ping.sh" });
     expect(granted.data).toMatchObject({ exit_code: 0, stdout: "reached\n", sandbox: { network: true } });
     const mixed = await approved(server, { command: "bash ping.sh; bash ping.sh" });

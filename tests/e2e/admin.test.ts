@@ -110,7 +110,6 @@ describe("supervision presets", () => {
         headers: { authorization: `Bearer ${token}`, "content-type": "application/json", prefer: "wait=0" },
         body: JSON.stringify({ path: "preset-e2e.txt", content: "x\n" }),
       }).then((r) => r.json());
-    await new Promise((r) => setTimeout(r, 1100)); // the preset cache
     expect((await write(server.agentToken)).ok).toBe(true);
 
     await page.goto(`${server.url}/tokens`);
@@ -120,7 +119,6 @@ describe("supervision presets", () => {
     await set.locator('select[name="preset"]').selectOption("strict");
     await set.locator('button[type="submit"]').click();
     await page.getByText("Preset: strict.").waitFor();
-    await new Promise((r) => setTimeout(r, 1100));
     const asked = await write(server.agentToken);
     expect(asked.error?.name).toBe("approval_pending");
     expect(asked.error.detail).toMatchObject({ preset: "strict", rule: "default:write-file" });

@@ -1,21 +1,17 @@
 import fs from "node:fs";
 import path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
-import { useFreshDatabase } from "@/tests/helpers/test-db";
-import { callTool } from "@/lib/gateway/call-tool";
+import { describe, expect, it } from "vitest";
+import { gatewayTest } from "@/tests/helpers/gateway-fixture";
+import { callTool, type Caller } from "@/lib/gateway/call-tool";
 import { approveCall, rejectCall, waitForAnswer, waitForOutcome } from "@/lib/approvals/queue";
-import { createAgentToken } from "@/lib/auth/tokens";
-import type { Caller } from "@/lib/gateway/call-tool";
-import { currentWorkspace } from "@/lib/workspace/register-workspace";
-import { seedDefaultRules } from "@/lib/policy/rule-store";
 import { db } from "@/lib/db";
 
 /** The held-effects lifecycle in process: a command's change set held, then approved or rejected. */
 let root: string;
-beforeAll(async () => {
-  await useFreshDatabase();
-  await seedDefaultRules();
-  root = (await currentWorkspace()).root;
+let agent: Caller;
+gatewayTest.beforeAll(({ gateway }) => {
+  root = gateway.workspace.root;
+  agent = gateway.as("held-agent");
 });
 
 const asReviewer = (command: string) =>
@@ -47,7 +43,6 @@ describe("held change sets", () => {
   }, 120_000);
 
   it("an agent's command approved by a reviewer, then held: both waiting requests get the held result; the decision waits", async () => {
-    const agent: Caller = { door: "http", agent: (await createAgentToken("held agent")).agent, sessionKey: "held-agent" };
     fs.mkdirSync(path.join(root, "lots"));
     for (let i = 0; i < 60; i++) fs.writeFileSync(path.join(root, "lots", `f${i}`), `${i}\n`);
     // The agent waits (Prefer: wait) for its command, which the policy asks a reviewer about.

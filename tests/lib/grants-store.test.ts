@@ -1,13 +1,12 @@
 import fs from "node:fs";
 import path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
-import { useFreshDatabase } from "@/tests/helpers/test-db";
+import { describe, expect, it } from "vitest";
+import { gatewayTest } from "@/tests/helpers/gateway-fixture";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { callTool, type Caller } from "@/lib/gateway/call-tool";
 import { approveCall } from "@/lib/approvals/queue";
 import { expireGrants, grantsFromCall, listGrants, revokeGrant } from "@/lib/approvals/grants";
-import { createAgentToken } from "@/lib/auth/tokens";
-import { currentWorkspace } from "@/lib/workspace/register-workspace";
-import { invalidateRules, loadRules, seedDefaultRules } from "@/lib/policy/rule-store";
+import { invalidateRules, loadRules } from "@/lib/policy/rule-store";
 import { db } from "@/lib/db";
 import { decide } from "@/lib/policy/decide";
 
@@ -18,11 +17,9 @@ import { decide } from "@/lib/policy/decide";
 
 let root: string;
 let agent: Caller["agent"];
-beforeAll(async () => {
-  await useFreshDatabase();
-  await seedDefaultRules();
-  root = (await currentWorkspace()).root;
-  agent = (await createAgentToken("grant agent")).agent;
+gatewayTest.beforeAll(({ gateway }) => {
+  root = gateway.workspace.root;
+  agent = gateway.agent;
   fs.mkdirSync(path.join(root, "src"), { recursive: true });
 });
 

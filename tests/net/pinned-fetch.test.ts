@@ -1,9 +1,12 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { ToolError } from "@/lib/errors";
-import { setFetchNetworkOptionsForTests } from "@/lib/net/network-options";
 import { assessFetchUrl, pinnedFetch, resolveAllowed, type PinnedRequest } from "@/lib/net/pinned-fetch";
 import { startLoopbackServers, tableResolver, type LoopbackServers } from "./loopback-servers";
 import { TEST_CA_PEM } from "./tls-fixture";
+import { setTestNetwork } from "@/tests/helpers/test-network";
+
+// fetch_url's resolver and allowances come from the test (tests/helpers/test-network.ts).
+vi.mock("@/lib/net/network-options", async (importOriginal) => (await import("@/tests/helpers/test-network")).withTestNetwork(await importOriginal()));
 
 /**
  * Connection-level guarantees of fetch_url (field case C25 and the issue's design notes):
@@ -38,7 +41,7 @@ async function failure(p: Promise<unknown>): Promise<ToolError> {
 describe("C25 through a real request, strict settings (nothing allowed)", () => {
   const resolver = tableResolver({ "example.com": ["93.184.216.34"] });
   beforeEach(() => {
-    restore = setFetchNetworkOptionsForTests({ resolve: resolver });
+    restore = setTestNetwork({ resolve: resolver });
   });
 
   it("refuses every spelling of the listeners' loopback addresses and metadata before any socket connects", async () => {
@@ -94,7 +97,7 @@ describe("DNS answers, rebinding and redirects (only 127.0.0.1 allowed)", () => 
   });
   beforeEach(() => {
     resolver.calls.clear();
-    restore = setFetchNetworkOptionsForTests({
+    restore = setTestNetwork({
       resolve: resolver,
       allowAddresses: ["127.0.0.1"],
       extraCaCertificates: [TEST_CA_PEM],
@@ -197,7 +200,7 @@ describe("DNS answers, rebinding and redirects (only 127.0.0.1 allowed)", () => 
 
   it("maps a refused connection to fetch_failed (connection_refused)", async () => {
     restore();
-    restore = setFetchNetworkOptionsForTests({ resolve: resolver, allowAddresses: ["127.0.0.1", "127.0.0.3"], extraCaCertificates: [TEST_CA_PEM] });
+    restore = setTestNetwork({ resolve: resolver, allowAddresses: ["127.0.0.1", "127.0.0.3"], extraCaCertificates: [TEST_CA_PEM] });
     const err = await failure(request(`http://127.0.0.3:${servers.port}/`));
     expect(err.errorName).toBe("fetch_failed");
     expect(err.detail.reason).toBe("connection_refused");

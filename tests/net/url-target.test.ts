@@ -1,9 +1,12 @@
 import fc from "fast-check";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { ToolError } from "@/lib/errors";
 import { classifyAddress } from "@/lib/net/address-policy";
-import { setFetchNetworkOptionsForTests } from "@/lib/net/network-options";
 import { canonicalUrl, parseFetchUrl, type SsrfReason } from "@/lib/net/url-target";
+import { setTestNetwork } from "@/tests/helpers/test-network";
+
+// fetch_url's resolver and allowances come from the test (tests/helpers/test-network.ts).
+vi.mock("@/lib/net/network-options", async (importOriginal) => (await import("@/tests/helpers/test-network")).withTestNetwork(await importOriginal()));
 
 function errorOf(fn: () => unknown): ToolError {
   try {
@@ -56,7 +59,7 @@ const C25: Array<[string, SsrfReason, string | null]> = [
 ];
 
 describe("parseFetchUrl: C25 alternate spellings", () => {
-  afterEach(() => setFetchNetworkOptionsForTests({})());
+  afterEach(() => setTestNetwork({})());
 
   it.each(C25)("%s → ssrf_blocked %s", (url, reason, address) => {
     const err = errorOf(() => parseFetchUrl(url, "argument"));
@@ -67,7 +70,7 @@ describe("parseFetchUrl: C25 alternate spellings", () => {
   });
 
   it("keeps metadata blocked when the settings allow private networks and every address", () => {
-    setFetchNetworkOptionsForTests({ allowPrivateNetworks: true, allowAddresses: ["0.0.0.0/0", "::/0"] });
+    setTestNetwork({ allowPrivateNetworks: true, allowAddresses: ["0.0.0.0/0", "::/0"] });
     for (const url of ["http://2852039166/", "http://[::ffff:a9fe:a9fe]/", "http://[fd00:ec2::254]/", "http://100.100.100.200/", "http://[64:ff9b::a9fe:a9fe]/"]) {
       expect(errorOf(() => parseFetchUrl(url, "argument")).detail.reason).toBe("metadata");
     }

@@ -1,10 +1,13 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { httpStatusOf, ToolError } from "@/lib/errors";
-import { setFetchNetworkOptionsForTests } from "@/lib/net/network-options";
 import { fetchUrlTool, FetchUrlInput, type FetchUrlOutput } from "@/lib/tools/fetch-url";
 import { makeFixture, type Fixture } from "../helpers/fixture";
 import { makeToolContext } from "../helpers/tool-context";
 import { BIG_BYTES, startLoopbackServers, tableResolver, type LoopbackServers } from "../net/loopback-servers";
+import { setTestNetwork } from "@/tests/helpers/test-network";
+
+// fetch_url's resolver and allowances come from the test (tests/helpers/test-network.ts).
+vi.mock("@/lib/net/network-options", async (importOriginal) => (await import("@/tests/helpers/test-network")).withTestNetwork(await importOriginal()));
 
 /**
  * fetch_url as a tool: schema → subject → preview → run, against loopback servers reached
@@ -71,7 +74,7 @@ describe("fetch_url arguments", () => {
 
 describe("fetch_url: C25 through the tool, default strict settings", () => {
   beforeEach(() => {
-    restore = setFetchNetworkOptionsForTests({ resolve: tableResolver({ "example.com": ["93.184.216.34"] }) });
+    restore = setTestNetwork({ resolve: tableResolver({ "example.com": ["93.184.216.34"] }) });
   });
 
   const C25 = [
@@ -126,7 +129,7 @@ describe("fetch_url: C25 through the tool, default strict settings", () => {
   it("never looks a name up before the call runs: a DNS query would carry the name out before anyone decided", async () => {
     const asked: string[] = [];
     restore();
-    restore = setFetchNetworkOptionsForTests({
+    restore = setTestNetwork({
       resolve: async (host) => {
         asked.push(host);
         return [{ address: "127.0.0.1", family: 4 }];
@@ -145,7 +148,7 @@ describe("fetch_url: C25 through the tool, default strict settings", () => {
 
 describe("fetch_url against the loopback server", () => {
   beforeEach(() => {
-    restore = setFetchNetworkOptionsForTests({ resolve: resolver, allowAddresses: ["127.0.0.1"] });
+    restore = setTestNetwork({ resolve: resolver, allowAddresses: ["127.0.0.1"] });
   });
 
   it("returns text with the result fields and audit notes", async () => {

@@ -1,6 +1,5 @@
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { setFetchNetworkOptionsForTests } from "@/lib/net/network-options";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { mcpOutputSchema, toCallToolResult } from "@/lib/mcp/tool-mapping";
 import { failure, success } from "@/lib/result";
 import { errorBody } from "@/lib/errors";
@@ -9,6 +8,10 @@ import { getTool, listTools, outputJsonSchema, TOOLS } from "@/lib/tools/registr
 import { makeFixture, type Fixture } from "@/tests/helpers/fixture";
 import { makeToolContext, type TestContext } from "@/tests/helpers/tool-context";
 import { startLoopbackServers, tableResolver, type LoopbackServers } from "@/tests/net/loopback-servers";
+import { setTestNetwork } from "@/tests/helpers/test-network";
+
+// fetch_url's resolver and allowances come from the test (tests/helpers/test-network.ts).
+vi.mock("@/lib/net/network-options", async (importOriginal) => (await import("@/tests/helpers/test-network")).withTestNetwork(await importOriginal()));
 
 /**
  * Every tool's output schema against what its `run` really returns: each tool runs (several ways
@@ -27,7 +30,7 @@ beforeAll(async () => {
   fx = await makeFixture();
   ctx = makeToolContext(fx.ws);
   servers = await startLoopbackServers();
-  restoreNet = setFetchNetworkOptionsForTests({ resolve: tableResolver({ "public.test": ["127.0.0.1"] }), allowAddresses: ["127.0.0.1"] });
+  restoreNet = setTestNetwork({ resolve: tableResolver({ "public.test": ["127.0.0.1"] }), allowAddresses: ["127.0.0.1"] });
   await fx.put("src/app.ts", "const a = 1;\nconst b = 2;\n");
   await fx.put("data.json", '[{"a":1},{"a":2}]');
   await fx.put("crlf.txt", "one\r\ntwo\r\n");

@@ -226,7 +226,9 @@ describe("search_files against catastrophic queries", () => {
   });
 
   it("runs more concurrent searches than matcher slots: the extra ones wait their turn", async () => {
-    const calls = Array.from({ length: MAX_MATCHERS + 2 }, () => searchError(makeToolContext(f.ws), { query: "(a+)+$", regex: true }));
+    // A 1 s budget each (not the 10 s default): the extra ones still wait for a slot, the literal
+    // search with the default budget still finds its matches behind them.
+    const calls = Array.from({ length: MAX_MATCHERS + 2 }, () => searchError(makeToolContext(f.ws, { searchTimeoutMs: 1000 }), { query: "(a+)+$", regex: true }));
     const literal = search(makeToolContext(f.ws), { query: "aaaa" });
     for (const err of await Promise.all(calls)) expect(err.detail.reason).toBe("regex_timeout");
     expect((await literal).matches!.map((m) => m.path)).toEqual(["src/evil.txt", "src/evil.txt", "src/evil.txt", "src/ok.ts"]);

@@ -1,14 +1,17 @@
 import fs from "node:fs/promises";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { editFileTool } from "@/lib/tools/edit-file";
 import { restoreBackupTool } from "@/lib/tools/restore-backup";
 import { writeFileTool } from "@/lib/tools/write-file";
-import { armWriteFaultForTests } from "@/lib/workspace/atomic-write";
 import { lockedPathCount } from "@/lib/workspace/path-lock";
 import { makeFixture, type Fixture } from "@/tests/helpers/fixture";
 import { makeToolContext, type TestContext } from "@/tests/helpers/tool-context";
 import { call, expectError, hex, okData, shaOf, snapshot, tempFiles } from "@/tests/tools/write-tool-helpers";
+import { armWriteFault } from "@/tests/helpers/write-fault";
+
+// Disk faults come from a wrapped node:fs/promises (tests/helpers/write-fault.ts), not from the product.
+vi.mock("node:fs/promises", async (importOriginal) => (await import("@/tests/helpers/write-fault")).withWriteFaults(await importOriginal()));
 
 let f: Fixture;
 let ctx: TestContext;
@@ -17,7 +20,7 @@ beforeEach(async () => {
   ctx = makeToolContext(f.ws);
 });
 afterEach(async () => {
-  armWriteFaultForTests(null);
+  armWriteFault(null);
   await f.cleanup();
 });
 
@@ -218,7 +221,7 @@ describe("write_file: write safety (C13)", () => {
     ["EIO", "io"],
   ] as const)("C13-3 fault %s after 4 KiB of 1 MiB → write_failed (%s); old bytes and mode, no temp file, no backup", async (code, reason) => {
     await f.put("run.sh", "#!/bin/sh\necho hi\n", 0o755);
-    armWriteFaultForTests({ afterBytes: 4096, code });
+    armWriteFault({ afterBytes: 4096, code });
     expectError(await write({ path: "run.sh", content: "#".repeat(1 << 20) }), "write_failed", { reason });
     expect(await fs.readFile(f.at("run.sh"), "utf8")).toBe("#!/bin/sh\necho hi\n");
     expect(await modeOf(f.at("run.sh"))).toBe(0o755);

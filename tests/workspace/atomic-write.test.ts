@@ -1,17 +1,21 @@
 import fs from "node:fs/promises";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { ToolError } from "@/lib/errors";
-import { armWriteFaultForTests, atomicWriteFile, type WriteFault } from "@/lib/workspace/atomic-write";
+import { atomicWriteFile } from "@/lib/workspace/atomic-write";
 import { sha256Hex } from "@/lib/workspace/text";
 import { makeFixture, type Fixture } from "@/tests/helpers/fixture";
+import { armWriteFault, type WriteFault } from "@/tests/helpers/write-fault";
+
+// Disk faults come from a wrapped node:fs/promises (tests/helpers/write-fault.ts), not from the product.
+vi.mock("node:fs/promises", async (importOriginal) => (await import("@/tests/helpers/write-fault")).withWriteFaults(await importOriginal()));
 
 let f: Fixture;
 beforeEach(async () => {
   f = await makeFixture();
 });
 afterEach(async () => {
-  armWriteFaultForTests(null);
+  armWriteFault(null);
   await f.cleanup();
 });
 
@@ -139,7 +143,7 @@ describe("atomicWriteFile: failures leave the target untouched and no temp file 
   ];
   test.each(faults)("fault %o → write_failed reason %s", async (fault, reason) => {
     await f.put("run.sh", "#!/bin/sh\necho hi\n", 0o755);
-    armWriteFaultForTests(fault);
+    armWriteFault(fault);
     const err = await rejection(atomicWriteFile(f.at("run.sh"), Buffer.alloc(1 << 20, 0x23)));
     expect(err.errorName).toBe("write_failed");
     expect(err.detail).toMatchObject({ reason, errno: fault.code });
@@ -149,7 +153,7 @@ describe("atomicWriteFile: failures leave the target untouched and no temp file 
   });
 
   test("the fault hook is one-shot", async () => {
-    armWriteFaultForTests({ afterBytes: 1, code: "EIO" });
+    armWriteFault({ afterBytes: 1, code: "EIO" });
     await expect(atomicWriteFile(f.at("a.txt"), Buffer.from("aa"))).rejects.toThrow(ToolError);
     await expect(atomicWriteFile(f.at("a.txt"), Buffer.from("aa"))).resolves.toMatchObject({ created: true });
   });
@@ -168,7 +172,7 @@ describe("atomicWriteFile: failures leave the target untouched and no temp file 
   });
 
   test("a failed write into a new directory removes the directories it created", async () => {
-    armWriteFaultForTests({ afterBytes: 1, code: "ENOSPC" });
+    armWriteFault({ afterBytes: 1, code: "ENOSPC" });
     await expect(atomicWriteFile(f.at("n1/n2/x.txt"), Buffer.from("xyz"), { createDirs: true, dirsRoot: f.ws })).rejects.toThrow(ToolError);
     expect(await fs.readdir(f.ws)).toEqual(["notes.txt"]);
   });

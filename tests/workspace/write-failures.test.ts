@@ -1,11 +1,15 @@
 import fs from "node:fs/promises";
 import path from "node:path";
-import { afterEach, describe, expect, test } from "vitest";
+import { afterEach, describe, expect, test, vi } from "vitest";
 import { errorBody, httpStatusOf, ToolError } from "@/lib/errors";
 import { writeFileTool } from "@/lib/tools/write-file";
-import { armWriteFaultForTests, asExpectedWriteFailure } from "@/lib/workspace/atomic-write";
+import { asExpectedWriteFailure } from "@/lib/workspace/atomic-write";
 import { workspaceTest } from "@/tests/helpers/tool-context";
 import { call, expectError } from "@/tests/tools/write-tool-helpers";
+import { armWriteFault } from "@/tests/helpers/write-fault";
+
+// Disk faults come from a wrapped node:fs/promises (tests/helpers/write-fault.ts), not from the product.
+vi.mock("node:fs/promises", async (importOriginal) => (await import("@/tests/helpers/write-fault")).withWriteFaults(await importOriginal()));
 
 /**
  * Expected file-system failures of a write are answers an agent can act on, not server errors:
@@ -15,7 +19,7 @@ import { call, expectError } from "@/tests/tools/write-tool-helpers";
  */
 
 afterEach(() => {
-  armWriteFaultForTests(null);
+  armWriteFault(null);
 });
 
 describe("status and retryability of write_failed by reason", () => {
@@ -40,7 +44,7 @@ describe("status and retryability of write_failed by reason", () => {
 describe("write_file on a full disk", () => {
   workspaceTest.for(["ENOSPC", "EDQUOT"] as const)("%s mid-write: 507-class write_failed naming the path and size; the file is unchanged", async (code, { f, ctx }) => {
     await f.put("keep.txt", "old\n");
-    armWriteFaultForTests({ afterBytes: 3, code });
+    armWriteFault({ afterBytes: 3, code });
     const err = expectError(await call(writeFileTool, { path: "keep.txt", content: "new content\n" }, ctx), "write_failed", {
       reason: "enospc",
       path: "keep.txt",

@@ -3,6 +3,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { TEMP_NAME_PATTERN } from "@/lib/workspace/temp-sweep";
+import { addRule, setRuleEnabled, signInDashboard } from "@/tests/helpers/dashboard";
 import { sql } from "@/tests/helpers/sql";
 import type { TestServer } from "@/tests/helpers/server";
 
@@ -45,25 +46,23 @@ export function between(rand: () => number, min: number, max: number): number {
 
 /**
  * Lets `tools` run without a reviewer (the benchmark and the harnesses drive writes unattended;
- * the default policy asks): inserts an operator rule with priority 0 that allows each tool, and
- * disables the default whole-tool "ask" rule of each, since among matching rules ask beats allow
- * (lib/policy/decide.ts). Path rules (.env*, .git/**, keys) still ask, deny rules still deny.
- * The gateway's rule cache lives 1 s, so this waits 1.1 s before returning.
+ * the default policy asks), the way an operator does it on the policy page: adds an operator rule
+ * that allows each tool, and switches off the default whole-tool "ask" rule of each, since among
+ * matching rules ask beats allow (lib/policy/decide.ts). Path rules (.env*, .git/**, keys) still
+ * ask, deny rules still deny. The server applies the change to the next call (its form drops the
+ * server's rule cache).
  */
-export async function allowTools(server: Pick<TestServer, "databaseUrl">, tools: string[]): Promise<void> {
+export async function allowTools(server: Pick<TestServer, "url" | "reviewerPassword" | "databaseUrl">, tools: string[]): Promise<void> {
+  const dash = await signInDashboard(server);
   for (const tool of tools) {
-    await sql(
+    await addRule(dash, { tool, decision: "allow", note: `reliability harness: unattended ${tool}` });
+    const asks = await sql<{ id: string }>(
       server.databaseUrl,
-      `INSERT INTO "PolicyRule" (id, priority, tool, decision, note, enabled, source) VALUES ($1, 0, $2, 'allow', $3, true, 'operator')`,
-      [`harness:allow-${tool}`, tool, "reliability harness: unattended writes"],
+      `SELECT id FROM "PolicyRule" WHERE tool = $1 AND source = 'default' AND decision = 'ask' AND "pathGlob" IS NULL AND command IS NULL AND enabled = $2`,
+      [tool, true],
     );
-    await sql(
-      server.databaseUrl,
-      `UPDATE "PolicyRule" SET enabled = false WHERE tool = $1 AND source = 'default' AND decision = 'ask' AND "pathGlob" IS NULL AND command IS NULL`,
-      [tool],
-    );
+    for (const { id } of asks) await setRuleEnabled(dash, id, false);
   }
-  await new Promise((r) => setTimeout(r, 1100));
 }
 
 /** The write tools the harnesses allow. */
