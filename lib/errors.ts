@@ -71,6 +71,65 @@ export const ERROR_TABLE = {
 /** One of the closed list of error names. */
 export type ErrorName = keyof typeof ERROR_TABLE;
 
+/**
+ * The values `detail.reason` may take, per error name: a machine-readable refinement of the name
+ * that clients branch on, so each list is closed like the table above. A name without an entry
+ * carries no `reason`. `approval_rejected` is the exception: its reason is the reviewer's own
+ * words (free text), which `FREE_TEXT_REASON` marks.
+ */
+export const FREE_TEXT_REASON = "*free text*";
+export const ERROR_REASONS = {
+  invalid_arguments: [
+    "too_deep", "invalid_url", "credentials_in_url", "empty_host", "scheme_not_allowed", "lone_surrogate",
+    "invalid_glob", "invalid_regex", "regex_timeout", "regex_too_complex", "query_too_long", "missing_pattern_or_query",
+    "grant_refused", "not_editable", "not_a_file_change",
+  ],
+  path_invalid: [
+    "empty", "nul_byte", "control_char", "backslash", "windows_drive_or_unc", "ads_stream", "invalid_unicode", "too_long",
+    "symlink_loop", "not_a_directory", "not_regular_file",
+  ],
+  payload_too_large: ["file_too_large"],
+  path_outside_workspace: ["lexical", "symlink", "parent_symlink", "changed_during_call"],
+  not_found: [
+    "parent_missing", "parent_not_directory", "changed_during_call", "backup_not_found", "call_not_found", "call_not_in_session",
+    "session_not_found", "no_changes",
+  ],
+  write_failed: ["enospc", "eacces", "eperm", "erofs", "io", "target_changed", "apply_failed", "apply_interrupted"],
+  command_failed_to_start: [
+    "sandbox_failed", "limits_failed", "aborted", "capture_failed", "capture_needs_sandbox", "capture_unavailable",
+    "shell_not_found", "cwd_not_found", "spawn_failed", "eacces", "eagain", "emfile", "enfile", "enomem", "eperm", "e2big",
+    "enotdir", "eloop", "enametoolong", "einval", "secret_scan_limit",
+  ],
+  ssrf_blocked: [
+    "metadata", "loopback", "private", "link_local", "unique_local", "cgnat", "multicast", "broadcast", "unspecified",
+    "reserved", "ipv6_transition", "invalid_address", "localhost", "scheme_not_allowed",
+  ],
+  fetch_failed: [
+    "dns", "connection_refused", "connection_reset", "unreachable", "tls", "port_blocked", "aborted", "network",
+    "bad_redirect", "too_many_redirects", "redirect_with_credentials",
+  ],
+  binary_file: ["nul_byte", "non_text_bytes"],
+  encoding_unsupported: [
+    "bom_mismatch", "utf16_without_bom", "invalid_utf8", "utf16_odd_length", "undecodable", "unknown_encoding",
+    "uncertain_encoding", "unrepresentable", "not_round_trip", "replacement_character", "lossy_rewrite",
+  ],
+  internal: ["interrupted", "capture_damaged", "change_set_missing"],
+  approval_rejected: [FREE_TEXT_REASON],
+  conflict: ["already_decided", "already_ended", "directory_not_empty", "type_changed", "not_pending", "changed_since"],
+  unauthorized: ["throttled"],
+  forbidden: ["host_not_allowed", "not_reproducible", "arguments_masked", "other_workspace", "policy_keeps_masked", "default_rule"],
+} as const satisfies { [N in ErrorName]?: readonly string[] };
+
+/** The `detail.reason` values declared for `N` (`string` where the reason is free text, `never` where there is none). */
+export type ErrorReason<N extends ErrorName> = N extends keyof typeof ERROR_REASONS
+  ? (typeof ERROR_REASONS)[N][number] extends typeof FREE_TEXT_REASON
+    ? string
+    : (typeof ERROR_REASONS)[N][number]
+  : never;
+
+/** The `detail` of an error named `N`: any JSON-serialisable members, with `reason` one of `ErrorReason<N>`. */
+export type ErrorDetail<N extends ErrorName = ErrorName> = { reason?: ErrorReason<N> } & Record<string, unknown>;
+
 /** The `error` member of a failure envelope (lib/result.ts). */
 export interface ErrorBody {
   code: number;
@@ -86,15 +145,15 @@ export interface ErrorBody {
  * A typed failure raised inside lib/ and turned into an `ErrorBody` by the gateway.
  * `detail` must be JSON-serialisable and must not hold secrets or stack traces.
  */
-export class ToolError extends Error {
-  readonly errorName: ErrorName;
-  readonly detail: Record<string, unknown>;
+export class ToolError<N extends ErrorName = ErrorName> extends Error {
+  readonly errorName: N;
+  readonly detail: ErrorDetail<N>;
   readonly retryAfterMs: number | null;
 
   constructor(
-    name: ErrorName,
+    name: N,
     message: string,
-    detail: Record<string, unknown> = {},
+    detail: ErrorDetail<N> = {},
     options: { retryAfterMs?: number; cause?: unknown } = {},
   ) {
     super(message, { cause: options.cause });
@@ -134,15 +193,18 @@ function specOf(name: ErrorName, detail: Record<string, unknown> | undefined): E
 }
 
 /** Builds an `ErrorBody` for `name` from the table (retryable refined by `detail.reason`, see `WRITE_FAILED_BY_REASON`). */
-export function errorBody(
-  name: ErrorName,
+export function errorBody<N extends ErrorName>(
+  name: N,
   message: string,
-  detail: Record<string, unknown> = {},
+  detail: ErrorDetail<N> = {},
   retryAfterMs: number | null = null,
 ): ErrorBody {
   const spec = specOf(name, detail);
   return { code: spec.code, name, message, detail, retryable: spec.retryable, retry_after_ms: retryAfterMs };
 }
+
+/** `write_failed` reasons of the errno codes with which a file system refuses an operation. */
+const REFUSED_REASON = { EACCES: "eacces", EPERM: "eperm", EROFS: "erofs" } as const;
 
 /**
  * Converts anything thrown into an `ErrorBody`. A `ToolError` keeps its name and detail;
@@ -171,7 +233,7 @@ export function toErrorBody(err: unknown): ErrorBody {
     case "EACCES":
     case "EPERM":
     case "EROFS":
-      return errorBody("write_failed", "The file system refused the operation.", { reason: code.toLowerCase() });
+      return errorBody("write_failed", "The file system refused the operation.", { reason: REFUSED_REASON[code] });
     default:
       return errorBody("internal", "Internal error; the call was recorded and can be inspected by a reviewer.");
   }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { db } from "@/lib/db";
 import { errorBody, toErrorBody, type ErrorBody } from "@/lib/errors";
 import { newId } from "@/lib/ids";
+import type { Result } from "@/lib/result";
 import { appendEvent } from "@/lib/audit/events";
 import { askPolicy, readOnlyContext } from "@/lib/gateway/contexts";
 import { fenceSubject } from "@/lib/workspace/fence-subject";
@@ -260,7 +261,7 @@ export async function listGrants(now = new Date()): Promise<GrantView[]> {
  * `policy.grant_revoked` event is appended. Revoking an ended grant is refused.
  * @returns ok, or `not_found` / `conflict` (detail.reason "already_ended")
  */
-export async function revokeGrant(id: string, login: string): Promise<{ ok: true } | { ok: false; error: ErrorBody }> {
+export async function revokeGrant(id: string, login: string): Promise<Result> {
   const row = await db().policyRule.findUnique({ where: { id } });
   if (!row || row.source !== "grant") return { ok: false, error: errorBody("not_found", `No grant ${id}.`, { grant_id: id }) };
   const { count } = await db().policyRule.updateMany({ where: { id, revokedAt: null, enabled: true }, data: { revokedAt: new Date(), revokedBy: login, enabled: false } });

@@ -1,8 +1,8 @@
 import { notifyPendingWebhook } from "@/lib/dashboard/webhook";
 import { getConfig } from "@/lib/config";
 import { db } from "@/lib/db";
-import { errorBody, type ErrorBody } from "@/lib/errors";
-import { failure, success, type Envelope } from "@/lib/result";
+import { errorBody } from "@/lib/errors";
+import { failure, success, type Envelope, type Result } from "@/lib/result";
 import { finishCall, isFinal, transition } from "@/lib/audit/calls";
 import { getTool } from "@/lib/tools/registry";
 import type { ToolPreview } from "@/lib/tools/define-tool";
@@ -27,9 +27,7 @@ import { applyHeldEffects, discardHeldEffects, dropHeldEffects, isHeldEffects } 
 export type { PendingDetail } from "@/lib/audit/record";
 
 /** Outcome of a reviewer's decision request. */
-export type DecisionResult =
-  | { ok: true; status: string; envelope: Envelope | null }
-  | { ok: false; error: ErrorBody };
+export type DecisionResult = Result<{ status: string; envelope: Envelope | null }>;
 
 export { waitForAnswer, waitForOutcome, withdrawCall } from "@/lib/approvals/wait";
 

@@ -3,7 +3,8 @@ import fs from "node:fs";
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import type { Readable } from "node:stream";
-import { ToolError } from "@/lib/errors";
+import { ERROR_REASONS, ToolError, type ErrorReason } from "@/lib/errors";
+import { BOX_STARTED, CommandState, SETUP_FAILED } from "@/lib/exec/command-state";
 import path from "node:path";
 import { CommandCgroup, probeCgroups, releaseCgroups, type CgroupSupport, type ControllerHome } from "@/lib/exec/cgroup";
 import { acquireCommandSlot, type CommandSlot } from "@/lib/exec/concurrency";
@@ -169,10 +170,6 @@ const DRAIN_MS = 500;
 const WATCH_MS = 200;
 /** Seconds between the soft CPU limit (SIGXCPU) and the hard one (SIGKILL). */
 const CPU_HARD_EXTRA_S = 5;
-/** Exit status of the limits wrapper when it could not set a limit (it then reports on fd 3). */
-const SETUP_FAILED = 125;
-/** Written on fd 4 by the first process inside the box: the box was built and the command starts. */
-const BOX_STARTED = "agent-reach-box-started";
 
 /** bash to run commands with: the system's, not whatever `bash` is first on the gateway's PATH. */
 const BASH = ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"].find((p) => fs.existsSync(p)) ?? "bash";
@@ -291,14 +288,7 @@ async function runInSlot(options: RunCommandOptions, queuedMs: number): Promise<
   };
 
   return new Promise<RunResult>((resolve, reject) => {
-    let timedOut = false;
-    let aborted = false;
-    let weKilled = false;
-    let killedFor: "processes" | "memory" | null = null;
-    let setupProblem = "";
-    let boxStarted = "";
-    let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
-    let settled = false;
+    const state = new CommandState();
     const timers: NodeJS.Timeout[] = [];
     let resolveDone!: () => void;
     const entry: Running = { pid: child.pid ?? -1, cgroup, done: new Promise<void>((r) => (resolveDone = r)) };
@@ -307,31 +297,25 @@ async function runInSlot(options: RunCommandOptions, queuedMs: number): Promise<
       killGroup(child, signal);
       cgroup?.signal(signal);
     };
-    const stop = (): void => {
-      weKilled = true;
+    /** SIGTERM now, SIGKILL after the grace period (timeout, abort). */
+    const stopGently = (): void => {
       signalAll("SIGTERM");
       timers.push(setTimeout(() => signalAll("SIGKILL"), grace));
     };
-    const stopFor = (limit: "processes" | "memory"): void => {
-      if (killedFor || exit) return;
-      killedFor = limit;
-      weKilled = true;
-      signalAll("SIGKILL"); // a fork bomb or a hog gets no grace period
-    };
     const onAbort = (): void => {
-      aborted = true;
-      stop();
+      state.abort();
+      stopGently();
     };
     const watcher = cgroup
       ? setInterval(() => {
           // Once stopped, keep killing: a fork bomb's last forks can race a kill.
-          if (killedFor) {
+          if (state.killedFor) {
             if (cgroup.isPopulated()) cgroup.signal("SIGKILL");
             return;
           }
           const ev = cgroup.events();
-          if (ev.pidsRefused > 0) stopFor("processes");
-          else if (ev.oomKills > 0) stopFor("memory");
+          const limit = ev.pidsRefused > 0 ? "processes" : ev.oomKills > 0 ? "memory" : null;
+          if (limit && state.hitLimit(limit)) signalAll("SIGKILL"); // a fork bomb or a hog gets no grace period
         }, WATCH_MS)
       : null;
     const cleanup = async (): Promise<{ pidsRefused: number; oomKills: number }> => {
@@ -350,21 +334,22 @@ async function runInSlot(options: RunCommandOptions, queuedMs: number): Promise<
       return events;
     };
     const finish = async (): Promise<void> => {
-      if (settled || !exit) return;
-      settled = true;
+      const exit = state.exit;
+      if (!exit || !state.settleExited()) return;
       const events = await cleanup();
-      if (exit.code === SETUP_FAILED && setupProblem) {
-        const boxStep = setupProblem.startsWith("sandbox:");
+      const ending = state.ending(!!box);
+      if (ending.kind === "setup_failed") {
+        const { problem, boxStep } = ending;
         reject(
           new ToolError(
             "command_failed_to_start",
-            boxStep ? `The sandbox could not be set up: ${setupProblem.slice(8).trim()}.` : `A resource limit could not be set: ${setupProblem.trim()}.`,
+            boxStep ? `The sandbox could not be set up: ${problem.slice(8).trim()}.` : `A resource limit could not be set: ${problem.trim()}.`,
             { reason: boxStep ? "sandbox_failed" : "limits_failed" },
           ),
         );
         return;
       }
-      if (box && !boxStarted.includes(BOX_STARTED) && !timedOut && !aborted && !weKilled) {
+      if (ending.kind === "box_failed") {
         // bwrap itself failed (a mount, a namespace): nothing of the command ran.
         const why = err.render(2000).text.trim().split("\n").slice(-3).join(" ") || `bwrap exited with ${exit.code ?? exit.signal}`;
         const error = new ToolError("command_failed_to_start", `The sandbox could not be set up: ${why}`, { reason: "sandbox_failed" });
@@ -374,12 +359,13 @@ async function runInSlot(options: RunCommandOptions, queuedMs: number): Promise<
       }
       const stdout = out.render(budgetFor(out.total, err.total, options.maxOutputChars));
       const stderr = err.render(options.maxOutputChars - budgetFor(out.total, err.total, options.maxOutputChars));
+      const { timedOut, aborted, weKilled } = state;
       resolve({
         exit_code: exit.code,
         signal: exit.signal,
         timed_out: timedOut,
         aborted,
-        limit: killedFor ?? limitOf({ exit, events, limits: plan.applied, timedOut, aborted, weKilled }),
+        limit: state.killedFor ?? limitOf({ exit, events, limits: plan.applied, timedOut, aborted, weKilled }),
         limits: { ...plan.applied, timeout_ms: options.timeoutMs, max_output_chars: options.maxOutputChars },
         duration_ms: Math.round(performance.now() - started),
         stdout: stdout.text,
@@ -393,17 +379,16 @@ async function runInSlot(options: RunCommandOptions, queuedMs: number): Promise<
 
     child.stdout!.on("data", (c: Buffer) => out.push(c));
     child.stderr!.on("data", (c: Buffer) => err.push(c));
-    (child.stdio[3] as Readable).on("data", (c: Buffer) => (setupProblem += c.toString("utf8")));
-    (child.stdio[4] as Readable).on("data", (c: Buffer) => (boxStarted += c.toString("utf8")));
+    (child.stdio[3] as Readable).on("data", (c: Buffer) => state.reportSetup(c.toString("utf8")));
+    (child.stdio[4] as Readable).on("data", (c: Buffer) => state.reportBox(c.toString("utf8")));
     child.on("error", (e) => {
-      if (settled) return;
-      settled = true;
+      if (!state.settleFailed()) return;
       void cleanup().then(() => reject(startError(e, options.cwd)));
     });
     child.on("exit", (code, signal) => {
-      exit = { code, signal };
+      state.exited({ code, signal });
       // Whatever the command left running (background jobs, daemons in its cgroup) stops with it.
-      signalAll(killedFor ? "SIGKILL" : "SIGTERM");
+      signalAll(state.killedFor ? "SIGKILL" : "SIGTERM");
       timers.push(setTimeout(() => signalAll("SIGKILL"), grace));
       timers.push(
         setTimeout(() => {
@@ -421,8 +406,8 @@ async function runInSlot(options: RunCommandOptions, queuedMs: number): Promise<
     }
     timers.push(
       setTimeout(() => {
-        timedOut = true;
-        stop();
+        state.timeOut();
+        stopGently();
       }, options.timeoutMs),
     );
     options.signal?.addEventListener("abort", onAbort, { once: true });
@@ -715,8 +700,16 @@ function installExitHook(): void {
   });
 }
 
+/** The reason of a start failure: the errno in lower case where it is a declared reason, else "spawn_failed" (the message keeps the code). */
+function startReason(code: string | undefined, cwd: string): ErrorReason<"command_failed_to_start"> {
+  if (code === "ENOENT") return fs.existsSync(cwd) ? "shell_not_found" : "cwd_not_found";
+  const declared: readonly string[] = ERROR_REASONS.command_failed_to_start;
+  const lower = code?.toLowerCase();
+  return lower !== undefined && /^e[a-z0-9]+$/.test(lower) && declared.includes(lower) ? (lower as ErrorReason<"command_failed_to_start">) : "spawn_failed";
+}
+
 function startError(e: unknown, cwd: string): ToolError {
   const code = (e as NodeJS.ErrnoException | null)?.code;
-  const reason = code === "ENOENT" ? (fs.existsSync(cwd) ? "shell_not_found" : "cwd_not_found") : (code ?? "spawn_failed").toLowerCase();
+  const reason = startReason(code, cwd);
   return new ToolError("command_failed_to_start", `The command could not be started (${code ?? "error"}).`, { reason, cwd }, { cause: e });
 }

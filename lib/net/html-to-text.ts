@@ -2,36 +2,40 @@
  * Reduces an HTML page to readable text for a model: headings as `#`, list items as `-`/`1.`,
  * links as `[text](absolute url)`, table cells separated by ` | `, `<pre>` kept verbatim;
  * scripts, styles, templates, SVG, navigation and comments removed; character references
- * decoded. A single linear pass (each character is looked at a bounded number of times), so a
- * hostile page cannot make it slow; malformed markup degrades to text, it never throws.
+ * decoded.
  *
- * No HTML parser is among the project's dependencies, so this is a small tokenizer of our own
- * that follows the HTML tokenizer's rules where they matter for text: raw-text elements
- * (script, style, title, textarea) end only at their own end tag, a tag left open at the end of
- * input is dropped, comments run to `-->`.
+ * The markup is read by htmlparser2's tokenizer (the HTML tokenizer's states: raw-text elements
+ * such as script and style end only at their own end tag, RCDATA in title and textarea, comments
+ * to `-->`, a tag left open at the end of input dropped) with its entity decoder (the full
+ * HTML named character reference table and the numeric rules). htmlparser2's `Parser` is not
+ * used: its element stack costs time in proportion to the nesting depth at every tag, so a page
+ * of deeply nested tags would take quadratic time. The tokenizer is a single linear pass and the
+ * walk below keeps only counters and the list stack, so a hostile page cannot make it slow;
+ * malformed markup degrades to text, it never throws.
  */
+import { decodeHTML } from "entities";
+import { Tokenizer } from "htmlparser2";
 
 /** Elements whose whole content is dropped. */
 const SKIP = new Set(["head", "script", "style", "noscript", "template", "svg", "math", "iframe", "object", "canvas", "select", "nav"]);
-/** Elements whose content is raw text: it ends only at the matching end tag. */
-const RAW_TEXT = new Set(["script", "style", "title", "textarea", "xmp"]);
+/**
+ * Elements the tokenizer reads as raw text or RCDATA (their content ends only at the matching
+ * end tag). Only title (the page's name) and textarea (verbatim) keep theirs; `plaintext` makes
+ * the rest of the input text, which is ordinary text here.
+ */
+const RAW_TEXT = new Set(["script", "style", "title", "textarea", "xmp", "iframe", "noembed", "noframes"]);
 /** Elements that start and end a paragraph-level block (blank line around). */
 const BLOCK2 = new Set([
   "p", "div", "section", "article", "main", "header", "footer", "aside", "blockquote", "figure", "form", "fieldset",
   "table", "ul", "ol", "dl", "pre", "address", "details", "summary", "h1", "h2", "h3", "h4", "h5", "h6",
 ]);
+/**
+ * Nesting levels of lists that are indented; deeper ones are indented like this level. Without
+ * a cap, n nested lists with n items would write n² spaces.
+ */
+const MAX_LIST_INDENT = 10;
 /** Elements that start and end a line. */
 const BLOCK1 = new Set(["li", "tr", "dt", "dd", "figcaption", "caption", "legend"]);
-
-const NAMED_ENTITIES: Record<string, string> = {
-  amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " ", ensp: " ", emsp: " ", thinsp: " ",
-  copy: "©", reg: "®", trade: "™", hellip: "…", mdash: "—", ndash: "–", minus: "−", shy: "",
-  lsquo: "‘", rsquo: "’", sbquo: "‚", ldquo: "“", rdquo: "”", bdquo: "„", laquo: "«", raquo: "»",
-  bull: "•", middot: "·", times: "×", divide: "÷", deg: "°", plusmn: "±", para: "¶", sect: "§",
-  euro: "€", pound: "£", yen: "¥", cent: "¢", larr: "←", rarr: "→", uarr: "↑", darr: "↓", harr: "↔",
-  le: "≤", ge: "≥", ne: "≠", asymp: "≈", infin: "∞", check: "✓", zwj: "\u200d", zwnj: "\u200c",
-  iexcl: "¡", iquest: "¿", acute: "´", micro: "µ", frac12: "½", frac14: "¼", frac34: "¾", sup2: "²", sup3: "³",
-};
 
 interface ListState {
   ordered: boolean;
@@ -123,48 +127,41 @@ export function htmlToText(html: string, baseUrl?: string): string {
   let cellInRow = 0;
   let link: { start: number; href: string | null } | null = null;
   let title = "";
-  let pos = 0;
+  /** The raw-text element whose content is being read, or "". */
+  let raw = "";
+  let rawText = "";
 
-  while (pos < html.length) {
-    const lt = html.indexOf("<", pos);
-    const textEnd = lt === -1 ? html.length : lt;
-    if (textEnd > pos && skipDepth === 0) sink.text(decodeEntities(html.slice(pos, textEnd)), preDepth > 0);
-    if (lt === -1) break;
+  const text = (run: string): void => {
+    if (raw !== "") rawText += run;
+    else if (skipDepth === 0) sink.text(run, preDepth > 0);
+  };
 
-    const tag = readTag(html, lt);
-    if (tag === null) {
-      // "<" that does not start a tag is text.
-      if (skipDepth === 0) sink.text("<", preDepth > 0);
-      pos = lt + 1;
-      continue;
-    }
-    pos = tag.end;
-    if (tag.kind !== "element") continue;
+  const element = (tag: Tag): void => {
     const name = tag.name;
-
+    if (raw !== "") {
+      // Inside a raw-text element the tokenizer reports only its own end tag.
+      if (name === "title" && title === "") title = rawText.replace(/\s+/g, " ").trim();
+      if (name === "textarea" && skipDepth === 0) sink.text(rawText, true);
+      raw = "";
+      rawText = "";
+      return;
+    }
     if (!tag.closing && RAW_TEXT.has(name)) {
-      const close = new RegExp(`</${name}[\\s/>]`, "ig");
-      close.lastIndex = pos;
-      const found = close.exec(html);
-      const contentEnd = found ? found.index : html.length;
-      const content = html.slice(pos, contentEnd);
-      pos = found ? Math.max(contentEnd, (readTag(html, contentEnd)?.end ?? contentEnd + 1)) : html.length;
-      if (name === "title" && title === "") title = decodeEntities(content).replace(/\s+/g, " ").trim();
-      if (name === "textarea" && skipDepth === 0) sink.text(decodeEntities(content), true);
-      continue;
+      raw = name;
+      return;
     }
     if (skipDepth > 0) {
       // The head ends where the body starts, even without </head> (HTML tree construction).
       if (skipName === "head" && name === "body") skipDepth = 0;
       else if (name === skipName) skipDepth += tag.closing ? -1 : tag.selfClosing ? 0 : 1;
-      continue;
+      return;
     }
     if (!tag.closing && SKIP.has(name)) {
       if (!tag.selfClosing) {
         skipDepth = 1;
         skipName = name;
       }
-      continue;
+      return;
     }
 
     if (name === "br") {
@@ -184,7 +181,7 @@ export function htmlToText(html: string, baseUrl?: string): string {
       if (!tag.closing && /^h[1-6]$/.test(name)) sink.text(`${"#".repeat(Number(name[1]))} `);
       if (!tag.closing && name === "li") {
         const list = lists[lists.length - 1];
-        const indent = "  ".repeat(Math.max(0, lists.length - 1));
+        const indent = "  ".repeat(Math.min(MAX_LIST_INDENT, Math.max(0, lists.length - 1)));
         sink.text(`${indent}${list?.ordered ? `${++list.count}.` : "-"} `, true);
       }
     } else if ((name === "td" || name === "th") && !tag.closing) {
@@ -193,70 +190,87 @@ export function htmlToText(html: string, baseUrl?: string): string {
       sink.text("`");
     } else if (name === "a") {
       if (!tag.closing && link === null) {
-        link = { start: sink.mark, href: linkTarget(tag.attrs, baseUrl) };
+        link = { start: sink.mark, href: linkTarget(tag.href, baseUrl) };
       } else if (tag.closing && link !== null) {
         const href = link.href;
         if (href !== null) {
-          sink.rewrite(link.start, (raw) => (raw.trim() === "" ? raw : `${/^\s*/.exec(raw)![0]}[${raw.trim()}](${href})`));
+          sink.rewrite(link.start, (written) => (written.trim() === "" ? written : `${/^\s*/.exec(written)![0]}[${written.trim()}](${href})`));
         }
         link = null;
       }
     }
-  }
+  };
 
+  readMarkup(html, { text, element });
   const body = sink.toString().replace(/\n{3,}/g, "\n\n").trim();
   return title !== "" && !body.slice(0, title.length + 4).includes(title) ? `${title}\n\n${body}` : body;
 }
 
-type Tag =
-  | { kind: "element"; name: string; closing: boolean; selfClosing: boolean; attrs: string; end: number }
-  | { kind: "other"; end: number };
-
-/**
- * Reads the markup starting at `html[lt] === "<"`: an element tag, a comment, a doctype or a
- * processing instruction. Returns null when the "<" does not start markup (it is text).
- * A tag or comment left open at the end of input runs to the end (HTML tokenizer, EOF rules).
- */
-function readTag(html: string, lt: number): Tag | null {
-  if (html.startsWith("<!--", lt)) {
-    const close = html.indexOf("-->", lt + 4);
-    return { kind: "other", end: close === -1 ? html.length : close + 3 };
-  }
-  if (html[lt + 1] === "!" || html[lt + 1] === "?") {
-    const close = html.indexOf(">", lt + 2);
-    return { kind: "other", end: close === -1 ? html.length : close + 1 };
-  }
-  const m = /^<(\/?)([A-Za-z][A-Za-z0-9:-]*)/.exec(html.slice(lt, lt + 64));
-  if (!m) return null;
-  let i = lt + m[0].length;
-  let quote = "";
-  for (; i < html.length; i++) {
-    const c = html[i];
-    if (quote !== "") {
-      if (c === quote) quote = "";
-    } else if (c === '"' || c === "'") {
-      // Quotes only open an attribute value right after "=" (possibly with spaces).
-      if (/=\s*$/.test(html.slice(Math.max(lt, i - 8), i))) quote = c;
-    } else if (c === ">") {
-      break;
-    }
-  }
-  const attrs = html.slice(lt + m[0].length, i);
-  return {
-    kind: "element",
-    name: m[2].toLowerCase(),
-    closing: m[1] === "/",
-    selfClosing: attrs.trimEnd().endsWith("/"),
-    attrs,
-    end: Math.min(i + 1, html.length),
-  };
+/** One start or end tag, as the walk needs it. */
+interface Tag {
+  /** Lower-case tag name. */
+  name: string;
+  closing: boolean;
+  /** Written as `<x/>` (HTML ignores this except to end an element that has no content). */
+  selfClosing: boolean;
+  /** The decoded `href` attribute, or null. */
+  href: string | null;
 }
 
-/** The absolute http(s)/mailto target of an `<a>`'s href, or null. */
-function linkTarget(attrs: string, baseUrl: string | undefined): string | null {
-  const m = /(?:^|\s)href\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/i.exec(attrs);
-  if (!m) return null;
-  const href = decodeEntities(m[1] ?? m[2] ?? m[3] ?? "").trim();
+/**
+ * Runs htmlparser2's tokenizer over `html` and reports text runs (character references decoded;
+ * each run between two tags or comments reported once) and tags in document order.
+ */
+function readMarkup(html: string, on: { text(run: string): void; element(tag: Tag): void }): void {
+  let run = "";
+  let tag: Tag | null = null;
+  let attrName = "";
+  let attrValue = "";
+  const flush = (): void => {
+    if (run !== "") on.text(run);
+    run = "";
+  };
+  const endTag = (selfClosing: boolean): void => {
+    if (tag === null) return;
+    flush();
+    on.element({ ...tag, selfClosing });
+    tag = null;
+  };
+  const tokenizer = new Tokenizer(
+    { decodeEntities: true },
+    {
+      ontext: (start, end) => void (run += html.slice(start, end)),
+      ontextentity: (cp) => void (run += String.fromCodePoint(cp)),
+      onopentagname: (start, end) => void (tag = { name: html.slice(start, end).toLowerCase(), closing: false, selfClosing: false, href: null }),
+      onattribname: (start, end) => {
+        attrName = html.slice(start, end).toLowerCase();
+        attrValue = "";
+      },
+      onattribdata: (start, end) => void (attrValue += html.slice(start, end)),
+      onattribentity: (cp) => void (attrValue += String.fromCodePoint(cp)),
+      onattribend: () => {
+        if (tag !== null && attrName === "href" && tag.href === null) tag.href = attrValue;
+      },
+      onopentagend: () => endTag(false),
+      onselfclosingtag: () => endTag(true),
+      onclosetag: (start, end) => {
+        flush();
+        on.element({ name: html.slice(start, end).toLowerCase(), closing: true, selfClosing: false, href: null });
+      },
+      oncomment: flush,
+      oncdata: flush,
+      ondeclaration: flush,
+      onprocessinginstruction: flush,
+      onend: flush,
+    },
+  );
+  tokenizer.write(html);
+  tokenizer.end();
+}
+
+/** The absolute http(s)/mailto target of an `<a>`'s (decoded) href, or null. */
+function linkTarget(rawHref: string | null, baseUrl: string | undefined): string | null {
+  const href = rawHref?.trim() ?? "";
   if (href === "" || href.startsWith("#")) return null;
   if (!URL.canParse(href, baseUrl)) return null;
   const url = new URL(href, baseUrl);
@@ -264,17 +278,12 @@ function linkTarget(attrs: string, baseUrl: string | undefined): string | null {
 }
 
 /**
- * Decodes character references: numeric (`&#169;`, `&#xA9;`) and the common named ones (which
- * need their `;`). Unknown names stay as written; invalid code points become U+FFFD.
+ * Decodes character references the way the HTML standard does in text (the full named table,
+ * numeric references, the legacy names that may omit their `;`); invalid code points become
+ * U+FFFD.
  *
- * @param s text or an attribute value
+ * @param s text
  */
 export function decodeEntities(s: string): string {
-  if (!s.includes("&")) return s;
-  return s.replace(/&(?:#(\d{1,8})|#[xX]([0-9a-fA-F]{1,7})|([A-Za-z][A-Za-z0-9]{1,31}));?/g, (whole, dec, hex, name) => {
-    if (name !== undefined) return whole.endsWith(";") ? (NAMED_ENTITIES[name] ?? whole) : whole;
-    const cp = dec !== undefined ? Number(dec) : parseInt(hex, 16);
-    const valid = cp > 0 && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff);
-    return valid ? String.fromCodePoint(cp) : "\ufffd";
-  });
+  return s.includes("&") ? decodeHTML(s) : s;
 }

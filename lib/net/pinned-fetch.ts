@@ -2,7 +2,7 @@ import type { LookupAddress, LookupOptions } from "node:dns";
 import net from "node:net";
 import tls from "node:tls";
 import { Agent, buildConnector, fetch, type Response } from "undici";
-import { ToolError } from "@/lib/errors";
+import { ToolError, type ErrorReason } from "@/lib/errors";
 import { classifyAddress, isLocalhostName } from "@/lib/net/address-policy";
 import { fetchNetworkOptions, type ResolvedAddress } from "@/lib/net/network-options";
 import { addressBlocked, parseFetchUrl, ssrfBlocked, type FetchTarget } from "@/lib/net/url-target";
@@ -264,7 +264,7 @@ function asToolError(
 
 const TIMEOUT_CODES = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "ETIMEDOUT"]);
 
-function failureReason(err: unknown, code: string | undefined): string {
+function failureReason(err: unknown, code: string | undefined): ErrorReason<"fetch_failed"> {
   if (findInCauses(err, (e): e is Error => e instanceof Error && e.name === "AbortError")) return "aborted";
   // undici refuses the Fetch standard's "bad ports" (e.g. 25, 6000) with this message.
   if (findInCauses(err, (e): e is Error => e instanceof Error && e.message === "bad port")) return "port_blocked";

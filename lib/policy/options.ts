@@ -1,4 +1,5 @@
 import type { ArgvToken } from "@/lib/policy/command-pattern";
+import type { Result } from "@/lib/result";
 
 /**
  * Command-line option parsing as the programs themselves do it (glibc `getopt_long`, and the
@@ -89,7 +90,7 @@ function longTable(spec: OptionSpec): LongTable {
 }
 
 /** What a written long option name (without `--` and `=value`) resolves to. */
-export type LongResolution = { ok: true; canonical: string; kind: "none" | "required" | "optional" } | { ok: false; why: "unknown" | "ambiguous"; candidates: string[] };
+export type LongResolution = Result<{ canonical: string; kind: "none" | "required" | "optional" }, { why: "unknown" | "ambiguous"; candidates: string[] }>;
 
 /**
  * Resolves a long option name the way getopt_long does: an exact spelling wins; otherwise the

@@ -1,5 +1,6 @@
 import fs from "node:fs/promises";
 import path from "node:path";
+import type { Result } from "@/lib/result";
 
 /**
  * Pathname expansion as bash does it by default (bash(1) "Pathname Expansion"; `dotglob`,
@@ -24,7 +25,7 @@ const MAX_ENTRIES = 20_000;
 const MAX_MATCHES = 2_000;
 
 /** The words a pattern becomes, or why they cannot be known. */
-export type GlobResult = { ok: true; words: string[]; matched: boolean } | { ok: false; why: string };
+export type GlobResult = Result<{ words: string[]; matched: boolean }, { why: string }>;
 
 /** True when the (escaped) pattern holds an unquoted wildcard. */
 export function hasWildcard(pattern: string): boolean {

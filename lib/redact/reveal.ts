@@ -1,11 +1,12 @@
 import { db } from "@/lib/db";
-import { errorBody, toErrorBody, type ErrorBody } from "@/lib/errors";
+import { errorBody, toErrorBody } from "@/lib/errors";
 import { appendEvent } from "@/lib/audit/events";
 import { askPolicy, readOnlyContext } from "@/lib/gateway/contexts";
 import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { markerKinds, redactServerSecretsValue, redactValue } from "@/lib/redact";
 import { getTool } from "@/lib/tools/registry";
 import { resolveInWorkspace } from "@/lib/workspace/fence";
+import type { Result } from "@/lib/result";
 
 /**
  * Revealing a masked value to a reviewer: only after an explicit click, and the reveal is
@@ -28,17 +29,14 @@ import { resolveInWorkspace } from "@/lib/workspace/fence";
  */
 
 /** The unmasked output, or why not. */
-export type RevealResult =
-  | {
-      ok: true;
-      call_id: string;
-      tool: string;
-      /** The call's `data` without masking. */
-      data: unknown;
-      /** Marker kinds that were revealed, with counts (empty when nothing was masked). */
-      revealed: Record<string, number>;
-    }
-  | { ok: false; error: ErrorBody };
+export type RevealResult = Result<{
+  call_id: string;
+  tool: string;
+  /** The call's `data` without masking. */
+  data: unknown;
+  /** Marker kinds that were revealed, with counts (empty when nothing was masked). */
+  revealed: Record<string, number>;
+}>;
 
 /**
  * Returns the unmasked output of a finished call to a reviewer, if policy allows, and logs it.

@@ -369,7 +369,7 @@ export async function asExpectedWriteFailure(err: unknown, root: string, rawPath
     (code !== undefined && (VANISHED.has(code) || code === "ELOOP") && (!(err instanceof ToolError) || err.errorName === "write_failed"));
   if (raced) {
     const outside = code === "ELOOP" || (code === undefined && (await directoryState(root, rawPath)) === "outside");
-    const detail = { reason: "changed_during_call", path: rawPath, race: true };
+    const detail = { reason: "changed_during_call" as const, path: rawPath, race: true };
     return !outside
       ? new ToolError("not_found", `A directory on the path ${rawPath} was removed or replaced while the call ran; nothing was written. Check the path and retry.`, detail, { cause: err })
       : new ToolError("path_outside_workspace", `A directory on the path ${rawPath} was replaced by a symbolic link while the call ran; nothing was written.`, detail, { cause: err });

@@ -36,6 +36,10 @@ describe("htmlToText", () => {
     ["textarea raw text", "<textarea><b>not bold</b></textarea>", "<b>not bold</b>"],
     ["uppercase tags", "<P>A</P><UL><LI>B</LI></UL>", "A\n\n- B"],
     ["empty", "", ""],
+    ["named references beyond the common ones", "<p>&alpha; &Omega; &lArr; &spades;</p>", "α Ω ⇐ ♠"],
+    ["fallback content of embeds and frames dropped", "<noembed><p>no</p></noembed><noframes>no</noframes><p>yes</p>", "yes"],
+    ["script left open at the end of input", "<p>a</p><script>var x = '<p>b</p>';", "a"],
+    ["plaintext makes the rest text", "<p>a</p><plaintext><b>b</b>", "a\n\n<b>b</b>"],
   ])("%s", (_name, html, expected) => {
     expect(htmlToText(html, BASE)).toBe(expected);
   });
@@ -54,6 +58,19 @@ describe("htmlToText", () => {
   });
 });
 
+describe("htmlToText on hostile input", () => {
+  // Each of these would take minutes with a reader whose work per tag grows with the nesting depth.
+  it.each([
+    ["200,000 nested elements", "<div>".repeat(200_000) + "deep" + "</div>".repeat(200_000), "deep"],
+    ["200,000 unmatched end tags under deep nesting", "<span>".repeat(100_000) + "x" + "</p>".repeat(200_000), "x"],
+    ["an attribute list of a megabyte", `<a href="/a" ${"x=1 ".repeat(250_000)}>link</a>`, "[link](https://docs.example.com/a)"],
+    ["a megabyte of stray less-than signs", "<".repeat(1_000_000), "<".repeat(1_000_000)],
+    ["50,000 nested lists with an item each (indentation stops growing at 10 levels)", "<ul>".repeat(50_000) + "<li>x".repeat(50_000), `${"  ".repeat(10)}- x\n`.repeat(50_000).trim()],
+  ])("%s", (_name, html, expected) => {
+    expect(htmlToText(html, BASE)).toBe(expected);
+  });
+});
+
 describe("decodeEntities", () => {
   it.each([
     ["&amp;&lt;&gt;&quot;&apos;", "&<>\"'"],
@@ -61,7 +78,10 @@ describe("decodeEntities", () => {
     ["&#65;&#x42;&#X43;", "ABC"],
     ["&#128512;", "😀"],
     ["&#0; &#xD800; &#x110000;", "\ufffd \ufffd \ufffd"],
-    ["&unknown; &amp", "&unknown; &amp"],
+    // The HTML standard decodes the legacy names (amp, lt, copy, …) even without their ";" in text;
+    // an unknown name stays as written.
+    ["&unknown; &amp", "&unknown; &"],
+    ["&alpha;&rarr;&NotEqualTilde;", "α→≂̸"],
     ["no entities", "no entities"],
   ])("%s → %s", (input, expected) => {
     expect(decodeEntities(input)).toBe(expected);
