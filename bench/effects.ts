@@ -38,11 +38,11 @@ export async function effectsBench(log: (line: string) => void = (l) => console.
   const { getConfig } = await import("@/lib/config");
   const { db } = await import("@/lib/db");
   const { backupStoreFor } = await import("@/lib/backups/store");
-  const { currentWorkspace } = await import("@/lib/gateway/workspace");
+  const { currentWorkspace } = await import("@/lib/workspace/register-workspace");
   const { runCommand } = await import("@/lib/exec/run-command");
   const { runWithEffects } = await import("@/lib/effects/command-effects");
   const { callTool } = await import("@/lib/gateway/call-tool");
-  const { seedDefaultRules, invalidateRules } = await import("@/lib/gateway/rules");
+  const { seedDefaultRules, invalidateRules } = await import("@/lib/policy/rule-store");
   const { rewindSession } = await import("@/lib/effects/rewind");
   const ws = await currentWorkspace();
   const rows: (string | number)[][] = [];

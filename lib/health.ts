@@ -5,7 +5,7 @@ import { db } from "@/lib/db";
 import { commandSlotStats } from "@/lib/exec/concurrency";
 import { containmentStatus, type ContainmentStatus } from "@/lib/exec/run-command";
 import { sandboxStatus, type SandboxStatus } from "@/lib/exec/sandbox";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 
 export interface HealthCheck {
   name: "database" | "workspace" | "disk" | "containment" | "sandbox" | "commands";

@@ -18,8 +18,8 @@ export function LoginForm({ next }: { next: string }) {
         <input name="password" type="password" autoComplete="current-password" required autoFocus className="rounded border border-zinc-300 px-3 py-2 dark:border-zinc-700 dark:bg-zinc-900" />
       </label>
       {state?.error && (
-        <p role="alert" className="text-sm text-red-600">
-          {state.error}
+        <p role="alert" data-error={state.error.name} data-code={state.error.code} className="text-sm text-red-600">
+          {state.error.message}
         </p>
       )}
       <button type="submit" disabled={pending} className="rounded bg-zinc-900 px-3 py-2 text-white disabled:opacity-50 dark:bg-zinc-100 dark:text-zinc-900">

@@ -6,14 +6,13 @@ import type { Result } from "@/lib/result";
 import { appendEvent } from "@/lib/audit/events";
 import { askPolicy, readOnlyContext } from "@/lib/gateway/contexts";
 import { fenceSubject } from "@/lib/workspace/fence-subject";
-import { invalidateRules, loadRules } from "@/lib/gateway/rules";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { invalidateRules, loadRules } from "@/lib/policy/rule-store";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import {
   commandGrantProblem,
   GRANT_MAX_S,
   GRANT_MIN_S,
   GRANT_PRIORITY,
-  GRANT_TOOLS,
   pathGrantProblem,
   patternMatchesPart,
   suggestCommandPattern,
@@ -21,7 +20,7 @@ import {
 } from "@/lib/policy/grants";
 import { globMatches } from "@/lib/policy/rule-match";
 import type { PolicyRuleData, PolicyVerdict } from "@/lib/policy/types";
-import { getTool } from "@/lib/tools/registry";
+import { getTool, grantToolNames } from "@/lib/tools/registry";
 
 /**
  * Grants made while approving ("don't ask again"): checked against the call being approved before
@@ -62,8 +61,8 @@ function refused(message: string, detail: Record<string, unknown> = {}): { ok: f
  * @returns the plan, or `invalid_arguments` with `detail.reason` "grant_refused" and the message
  */
 export async function planGrant(row: Row, args: unknown, request: GrantRequest, reviewer: string, now = Date.now()): Promise<{ ok: true; plan: GrantPlan } | { ok: false; error: ErrorBody }> {
-  const kind = GRANT_TOOLS[row.tool];
-  if (!kind) return refused(`a ${row.tool} call cannot be allowed by a grant (grants name writes, edits and commands: ${Object.keys(GRANT_TOOLS).join(", ")}).`);
+  const kind = getTool(row.tool)?.grant;
+  if (!kind) return refused(`a ${row.tool} call cannot be allowed by a grant (grants name writes, edits and commands: ${grantToolNames().join(", ")}).`);
   if (kind === "path" && (!request.path_glob || request.patterns)) return refused(`a ${row.tool} grant names a path_glob (and no patterns).`);
   if (kind === "command" && (!request.patterns || request.path_glob)) return refused("a run_command grant names patterns (and no path_glob).");
   const tool = getTool(row.tool)!;
@@ -284,7 +283,7 @@ export async function grantsFromCall(callId: string): Promise<Array<{ id: string
  * when no grant can be made for this tool.
  */
 export function grantSuggestions(tool: string, verdict: PolicyVerdict | null, path: string | null): { kind: "command" | "path"; suggestions: string[] } | null {
-  const kind = GRANT_TOOLS[tool];
+  const kind = getTool(tool)?.grant;
   if (!kind) return null;
   if (kind === "path") return path ? { kind, suggestions: suggestPathGlobs(path) } : null;
   const patterns = (verdict?.parts ?? [])

@@ -1,6 +1,6 @@
 import { callTool } from "@/lib/gateway/call-tool";
 import { db } from "@/lib/db";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import type { Envelope } from "@/lib/result";
 import { resolveInWorkspace } from "@/lib/workspace/fence";
 

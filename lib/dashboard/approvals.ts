@@ -1,16 +1,15 @@
 import { db } from "@/lib/db";
-import { toErrorBody } from "@/lib/errors";
+import { errorBody, toErrorBody, type ErrorBody } from "@/lib/errors";
 import { listPending, type DecisionResult, type PendingCallView } from "@/lib/approvals/queue";
 import { readOnlyContext } from "@/lib/gateway/contexts";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { getTool } from "@/lib/tools/registry";
 import type { ToolPreview } from "@/lib/tools/define-tool";
 import { targetState, type TargetState } from "@/lib/dashboard/files";
 import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from "diff";
 import { diffTexts } from "@/lib/diff/unified";
 import { readWorkspaceFile } from "@/lib/dashboard/files";
-import { applyEdit } from "@/lib/workspace/edit-text";
-import { decodeForDisplay, editableText, sha256Hex } from "@/lib/workspace/text";
+import { sha256Hex } from "@/lib/workspace/text";
 import { callOutcome, finalDecision, sessionName, type CallOutcome } from "@/lib/dashboard/outcome";
 import { argsColumn, pendingColumn } from "@/lib/audit/record";
 import { grantSuggestions } from "@/lib/approvals/grants";
@@ -61,6 +60,11 @@ export interface InboxItem extends PendingCallView {
    * content, edit_file's new_string) and its proposed value; null when the call is not editable.
    */
   editable: { field: string; label: string; value: string } | null;
+  /**
+   * The pending change can be shown with more context than the queued diff (the tool proposes one
+   * file's new text: ToolDefinition.proposedText; previewWithContext).
+   */
+  moreContext: boolean;
   /** @deprecated same as `editable.value`; kept for readers of the old shape. */
   proposedContent: string | null;
   /** The "don't ask again" grant the card offers, or null when none can be made for this call. */
@@ -113,6 +117,7 @@ export async function loadInbox(): Promise<{ items: InboxItem[]; workspaceRoot: 
         command: p.tool === "run_command" && typeof args.command === "string" ? { command: args.command, cwd: typeof args.cwd === "string" ? args.cwd : null } : null,
         external: external.has(p.call_id),
         editable,
+        moreContext: tool?.proposedText !== undefined,
         proposedContent: editable?.value ?? null,
         grantOffer: external.has(p.call_id) || isHeldEffects(rows.get(p.call_id)?.pendingJson ?? null) ? null : offerFor(p),
       };
@@ -164,30 +169,38 @@ export async function countPending(): Promise<number> {
  * Outcome of previewing a reviewer's edit: the write's diff with the edit (`preview`) and the
  * edit itself as a unified diff of the editable argument, agent's proposal → reviewer's value.
  */
-export type EditPreview = { ok: true; preview: ToolPreview; againstProposal: string } | { ok: false; message: string };
+export type EditPreview = { ok: true; preview: ToolPreview; againstProposal: string } | { ok: false; error: ErrorBody };
+
+/** The call is not pending any more (or has no queued arguments): `conflict`, reason "not_pending". */
+function notPending(callId: string): { ok: false; error: ErrorBody } {
+  return { ok: false, error: errorBody("conflict", "This call is not waiting for approval any more.", { reason: "not_pending", call_id: callId }) };
+}
 
 /**
  * The diff a pending call would make with the reviewer's value of its editable argument
  * (write_file's content, edit_file's new_string) instead of the agent's, computed by the tool's
  * own preview (same encoding, BOM, line-ending and matching rules as the write). Writes nothing.
- * @returns the preview, or a message when the call is not a pending editable call or the value
- *   would be refused (e.g. `encoding_unsupported`, an edit whose old_string no longer matches).
+ * @returns the preview, or the error: `conflict` (reason "not_pending": the call is not waiting
+ *   any more, or there is no such call), `invalid_arguments` (the tool has no editable argument,
+ *   or the edited arguments do not parse), or the tool's own refusal (e.g. `encoding_unsupported`,
+ *   `edit_no_match` for an edit whose old_string no longer matches). Never throws for bad input.
  */
 export async function previewEditedWrite(callId: string, content: string): Promise<EditPreview> {
+  if (typeof callId !== "string" || typeof content !== "string") return { ok: false, error: errorBody("invalid_arguments", "A call id and the edited text are required.") };
   const row = await db().toolCall.findUnique({ where: { id: callId }, select: { tool: true, status: true, execArgsJson: true } });
-  if (!row || row.status !== "pending" || !row.execArgsJson) return { ok: false, message: "This call is not waiting for approval any more." };
+  if (!row || row.status !== "pending" || !row.execArgsJson) return notPending(callId);
   const tool = getTool(row.tool);
-  if (!tool?.editable || !tool.preview) return { ok: false, message: `A ${row.tool} call cannot be edited before approval.` };
+  if (!tool?.editable || !tool.preview) return { ok: false, error: errorBody("invalid_arguments", `A ${row.tool} call cannot be edited before approval.`, { reason: "not_editable", tool: row.tool }) };
   const original = argsColumn.decode(row.execArgsJson) as Record<string, unknown>;
   const parsed = tool.input.safeParse({ ...original, [tool.editable.field]: content });
-  if (!parsed.success) return { ok: false, message: `The edited arguments are not valid for ${row.tool}: ${parsed.error.issues[0]?.message ?? "invalid"}.` };
+  if (!parsed.success) return { ok: false, error: errorBody("invalid_arguments", `The edited arguments are not valid for ${row.tool}: ${parsed.error.issues[0]?.message ?? "invalid"}.`) };
   const proposal = typeof original[tool.editable.field] === "string" ? (original[tool.editable.field] as string) : "";
   const field = tool.editable.field;
   try {
     const preview = await tool.preview(parsed.data, readOnlyContext(callId, await currentWorkspace()));
     return { ok: true, preview, againstProposal: diffTexts(`agent's ${field}`, `your ${field}`, proposal, content).diff };
   } catch (err) {
-    return { ok: false, message: toErrorBody(err).message };
+    return { ok: false, error: toErrorBody(err) };
   }
 }
 
@@ -204,6 +217,12 @@ export interface DecisionOutcome {
   /** The verb of the decision made ("Approved", "Rejected"). */
   verb: "Approved" | "Rejected";
   message: string;
+  /**
+   * The error, as the API answers it, when the decision was refused (e.g. `conflict` for a call
+   * already decided, `invalid_arguments` for a malformed request) or the approved call ended with
+   * one; null otherwise (a command that ran and exited non-zero is not an error of the call).
+   */
+  error: ErrorBody | null;
   /** Where to undo it: the backup of the bytes an approved write replaced, when there is one. */
   revertHref: string | null;
 }
@@ -226,11 +245,11 @@ export function describeDecision(
   verb: "Approved" | "Rejected",
   call: { tool: string | null; target: string | null; backupId?: string | null; reason?: string | null; summary?: string | null } = { tool: null, target: null },
 ): DecisionOutcome {
-  const base = { callId, tool: call.tool, target: call.target, verb, revertHref: null as string | null };
+  const base = { callId, tool: call.tool, target: call.target, verb, revertHref: null as string | null, error: null as ErrorBody | null };
   const named = call.tool ? `${call.tool}${call.target ? ` ${call.target}` : ""}` : `call ${callId}`;
   if (!result.ok) {
     const reason = result.error.detail.reason === "already_decided" ? "it was already decided" : result.error.message;
-    return { ...base, ok: false, status: typeof result.error.detail.status === "string" ? result.error.detail.status : null, message: `Not ${verb.toLowerCase()} (${named}): ${reason}` };
+    return { ...base, ok: false, error: result.error, status: typeof result.error.detail.status === "string" ? result.error.detail.status : null, message: `Not ${verb.toLowerCase()} (${named}): ${reason}` };
   }
   if (verb === "Rejected") {
     const told = call.reason ? `the agent was told: “${call.reason}”` : "no reason was given (the agent was told only that a reviewer rejected it)";
@@ -246,7 +265,7 @@ export function describeDecision(
     return { ...base, ok: true, status: result.status, revertHref, message: `Approved ${named}: the call ran and ${result.status}${exit}.` };
   }
   const error = result.envelope.error;
-  return { ...base, ok: false, status: result.status, revertHref, message: `Approved ${named}, but the call ended with ${error.name} (${error.code}): ${error.message}` };
+  return { ...base, ok: false, error, status: result.status, revertHref, message: `Approved ${named}, but the call ended with ${error.name} (${error.code}): ${error.message}` };
 }
 
 /** A call that waited for a reviewer and ended without one: expired, or withdrawn by the system. */
@@ -297,35 +316,38 @@ export async function loadMissed(limit = 50, now = new Date()): Promise<MissedCa
 export const MORE_CONTEXT_LINES = 25;
 
 /**
- * The pending change of a write_file or edit_file call as a unified diff with `context` lines
+ * The pending change of a call that proposes a file's new text (the tool's `proposedText`:
+ * write_file, edit_file) as a unified diff with `context` lines
  * around each change (Infinity: the whole file), for reading more of the file than the queued
  * diff's three lines. Computed from the file as it is now and the call's exact arguments, for
  * display only: it is refused when the file changed since the call was queued (the queued diff
  * and its conflict warning then stand). Writes nothing.
- * @returns the diff, or a message saying why none can be shown
+ * @returns the diff, or why none can be shown: `conflict` (reason "not_pending": not waiting any
+ *   more or no such call; reason "changed_since": the file changed since the diff was computed),
+ *   `invalid_arguments` (not a one-file change, or a context that is not a number ≥ 0), or the
+ *   tool's own refusal. Never throws for bad input.
  */
-export async function previewWithContext(callId: string, context: number): Promise<{ ok: true; diff: string } | { ok: false; message: string }> {
+export async function previewWithContext(callId: string, context: number): Promise<{ ok: true; diff: string } | { ok: false; error: ErrorBody }> {
+  if (typeof callId !== "string" || typeof context !== "number" || Number.isNaN(context) || context < 0) {
+    return { ok: false, error: errorBody("invalid_arguments", "A call id and a number of context lines (0 or more) are required.") };
+  }
   const row = await db().toolCall.findUnique({ where: { id: callId }, select: { tool: true, status: true, execArgsJson: true, pendingJson: true } });
-  if (!row || row.status !== "pending" || !row.execArgsJson) return { ok: false, message: "This call is not waiting for approval any more." };
-  if (row.tool !== "write_file" && row.tool !== "edit_file") return { ok: false, message: "Only file changes have more context." };
+  if (!row || row.status !== "pending" || !row.execArgsJson) return notPending(callId);
+  const tool = getTool(row.tool);
+  if (!tool?.proposedText) return { ok: false, error: errorBody("invalid_arguments", "Only file changes have more context.", { reason: "not_a_file_change", tool: row.tool }) };
   const preview = (JSON.parse(row.pendingJson ?? "{}") as { preview?: ToolPreview }).preview ?? {};
-  if (preview.path === undefined) return { ok: false, message: "The call is not about one file." };
+  if (preview.path === undefined) return { ok: false, error: errorBody("invalid_arguments", "The call is not about one file.", { reason: "not_a_file_change", tool: row.tool }) };
   const workspace = await currentWorkspace();
   try {
     const bytes = await readWorkspaceFile(workspace, preview.path);
     const now = bytes === null ? null : sha256Hex(bytes);
-    if (now !== (preview.targetSha256 ?? null)) return { ok: false, message: "The file changed since the diff was computed; only the queued diff is shown." };
-    const args = JSON.parse(row.execArgsJson) as Record<string, unknown>;
-    let before = bytes === null ? "" : decodeForDisplay(bytes);
-    let after: string;
-    if (row.tool === "write_file") after = String(args.content ?? "");
-    else {
-      if (bytes === null) return { ok: false, message: "The file does not exist." };
-      const doc = editableText(bytes);
-      const edited = applyEdit(doc, { path: preview.path, oldString: String(args.old_string ?? ""), newString: String(args.new_string ?? ""), replaceAll: args.replace_all === true });
-      before = doc.toDisplay(doc.text);
-      after = doc.toDisplay(edited.text);
+    if (now !== (preview.targetSha256 ?? null)) {
+      return { ok: false, error: errorBody("conflict", "The file changed since the diff was computed; only the queued diff is shown.", { reason: "changed_since", path: preview.path }) };
     }
+    const args = JSON.parse(row.execArgsJson) as Record<string, unknown>;
+    const parsed = tool.input.safeParse(args);
+    if (!parsed.success) return { ok: false, error: errorBody("invalid_arguments", "The call's arguments are not valid for this tool any more.") };
+    let { before, after } = tool.proposedText(parsed.data, bytes);
     // Line endings are compared as LF here (the queued diff above reports their changes).
     before = before.replace(/\r\n/g, "\n");
     after = after.replace(/\r\n/g, "\n");
@@ -333,6 +355,6 @@ export async function previewWithContext(callId: string, context: number): Promi
     const patch = structuredPatch(`a/${preview.path}`, `b/${preview.path}`, before, after, undefined, undefined, { context: lines });
     return { ok: true, diff: formatPatch(patch, FILE_HEADERS_ONLY) };
   } catch (err) {
-    return { ok: false, message: toErrorBody(err).message };
+    return { ok: false, error: toErrorBody(err) };
   }
 }

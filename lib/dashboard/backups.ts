@@ -5,7 +5,7 @@ import { getBlob } from "@/lib/backups/blobs";
 import { getConfig } from "@/lib/config";
 import { diffFileBytes, type FileDiff } from "@/lib/diff/unified";
 import { readWorkspaceFile } from "@/lib/dashboard/files";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { decodeForDisplay, profileText } from "@/lib/workspace/text";
 
 /**

@@ -5,7 +5,7 @@ import { diffFileBytes, diffTexts } from "@/lib/diff/unified";
 import { sessionName } from "@/lib/dashboard/outcome";
 import { getTool } from "@/lib/tools/registry";
 import { readWorkspaceFile } from "@/lib/dashboard/files";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { markerKinds } from "@/lib/redact";
 import { sha256Hex } from "@/lib/workspace/text";
 import type { PolicyVerdict } from "@/lib/policy/types";

@@ -4,6 +4,7 @@ import { rewindSession, type RewindOutcome } from "@/lib/effects/rewind";
 import type { ChangesSummary } from "@/lib/effects/stage";
 import type { Envelope } from "@/lib/result";
 import type { ErrorBody } from "@/lib/errors";
+import { getTool } from "@/lib/tools/registry";
 
 /**
  * The dashboard's view of file changes: a call's change set (what a command or a revert changed,
@@ -34,7 +35,7 @@ export async function isRevertible(callId: string): Promise<boolean> {
   const set = await db().changeSet.findUnique({ where: { callId }, select: { status: true, summaryJson: true } });
   if (set) return set.status === "applied" && (JSON.parse(set.summaryJson) as ChangesSummary).total_files > 0;
   const call = await db().toolCall.findUnique({ where: { id: callId }, select: { tool: true, status: true, shaAfter: true } });
-  return !!call && ["write_file", "edit_file", "restore_backup"].includes(call.tool) && call.status === "succeeded" && !!call.shaAfter;
+  return !!call && getTool(call.tool)?.changes === "file" && call.status === "succeeded" && !!call.shaAfter;
 }
 
 /**
@@ -82,7 +83,7 @@ export async function changingCalls(sessionId: string, limit = 100, pageSize = 5
       (await db().changeSet.findMany({ where: { callId: { in: page.map((c) => c.id) }, status: "applied" }, select: { callId: true } })).map((c) => c.callId),
     );
     for (const c of page) {
-      const wrote = FILE_TOOLS.has(c.tool) && c.status === "succeeded" && c.shaAfter !== null;
+      const wrote = getTool(c.tool)?.changes === "file" && c.status === "succeeded" && c.shaAfter !== null;
       if (!wrote && !applied.has(c.id)) continue;
       out.push({ id: c.id, tool: c.tool, createdAt: c.createdAt, summary: c.summary, target: c.target });
       if (out.length >= limit) return out;
@@ -92,4 +93,3 @@ export async function changingCalls(sessionId: string, limit = 100, pageSize = 5
   }
 }
 
-const FILE_TOOLS = new Set(["write_file", "edit_file", "restore_backup"]);

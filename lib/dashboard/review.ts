@@ -5,6 +5,7 @@ import { revertCallAsReviewer } from "@/lib/dashboard/effects";
 import { sessionName } from "@/lib/dashboard/outcome";
 import type { Prisma } from "@/lib/generated/prisma/client";
 import type { Envelope } from "@/lib/result";
+import { toolNamesChanging } from "@/lib/tools/registry";
 
 /**
  * The review stream: file changes that applied without a reviewer being asked (the policy allowed
@@ -14,13 +15,13 @@ import type { Envelope } from "@/lib/result";
  */
 
 /** Tools whose one-file change is read from the call's row (its backup and sha256s). */
-const WRITE_TOOLS = ["write_file", "edit_file", "restore_backup"];
+const WRITE_TOOLS = toolNamesChanging("file");
 
 /** Most changes one review page shows. */
 export const REVIEW_PAGE_SIZE = 50;
 
 /** Tools whose changes are a journaled change set (captured by the sandbox, or a revert). */
-const CHANGE_SET_TOOLS = ["run_command", "revert_call"];
+const CHANGE_SET_TOOLS = toolNamesChanging("change_set");
 
 /**
  * Where-clause of the calls that changed files without asking: decided "allow" by the policy (no

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { getConfig } from "@/lib/config";
 import { db } from "@/lib/db";
+import { errorBody, type ErrorBody } from "@/lib/errors";
 import { appendEvent } from "@/lib/audit/events";
 
 /**
@@ -49,11 +50,14 @@ export const WebhookUrl = z.union([
 
 /**
  * Sets (or, with "", clears) the webhook URL; logged as a `settings.changed` event.
- * @returns ok, or a message for the form.
+ * @returns ok, or `invalid_arguments` (not an http(s) URL; the message says why)
  */
-export async function setWebhookUrl(value: string, actor: string): Promise<{ ok: true } | { ok: false; message: string }> {
+export async function setWebhookUrl(value: string, actor: string): Promise<{ ok: true } | { ok: false; error: ErrorBody }> {
   const parsed = WebhookUrl.safeParse(value.trim());
-  if (!parsed.success) return { ok: false, message: parsed.error.issues[0]?.message ?? "invalid URL" };
+  if (!parsed.success) {
+    const message = parsed.error.issues[0]?.message ?? "invalid URL";
+    return { ok: false, error: errorBody("invalid_arguments", message, { issues: [{ path: "webhookUrl", message }] }) };
+  }
   const url = parsed.data;
   if (url === "") await db().setting.deleteMany({ where: { key: WEBHOOK_KEY } });
   else await db().setting.upsert({ where: { key: WEBHOOK_KEY }, create: { key: WEBHOOK_KEY, value: url }, update: { value: url } });

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { getConfig } from "@/lib/config";
 import { db } from "@/lib/db";
+import { errorBody, type ErrorBody } from "@/lib/errors";
 import { appendEvent } from "@/lib/audit/events";
 
 /**
@@ -125,10 +126,10 @@ export async function testWebhook(actor: string): Promise<WebhookResult | { ok: 
   return result;
 }
 
-/** Saves the webhook format; logged as a `settings.changed` event. */
-export async function setWebhookFormat(value: string, actor: string): Promise<{ ok: true } | { ok: false; message: string }> {
+/** Saves the webhook format; logged as a `settings.changed` event. @returns ok, or `invalid_arguments` */
+export async function setWebhookFormat(value: string, actor: string): Promise<{ ok: true } | { ok: false; error: ErrorBody }> {
   const parsed = WebhookFormat.safeParse(value);
-  if (!parsed.success) return { ok: false, message: "unknown format" };
+  if (!parsed.success) return { ok: false, error: errorBody("invalid_arguments", "unknown format", { issues: [{ path: "webhookFormat", message: "unknown format" }] }) };
   await db().setting.upsert({ where: { key: WEBHOOK_FORMAT_KEY }, create: { key: WEBHOOK_FORMAT_KEY, value: parsed.data }, update: { value: parsed.data } });
   await appendEvent({ type: "settings.changed", actor: `reviewer:${actor}`, data: { key: WEBHOOK_FORMAT_KEY, value: parsed.data } });
   return { ok: true };

@@ -19,15 +19,15 @@ import { sha256Hex } from "@/lib/workspace/text";
  * nothing is overwritten, nothing at all is changed, and the conflicts are listed.
  */
 
-/** Tools whose one-file change is read from the call's row and backup. */
-const WRITE_TOOLS = new Set(["write_file", "edit_file", "restore_backup"]);
 
 /** A call's file changes as rows (in the order they were made). Empty when it changed nothing. */
 export async function changesOfCall(callId: string, workspace: Workspace): Promise<FileChangeRow[]> {
   const set = await db().changeSet.findUnique({ where: { callId }, select: { status: true } });
   if (set) return set.status === "applied" ? readRows(callId) : [];
   const call = await db().toolCall.findUnique({ where: { id: callId } });
-  if (!call || !WRITE_TOOLS.has(call.tool) || call.status !== "succeeded" || !call.shaAfter) return [];
+  // Only the write pipeline (lib/workspace/update-file.ts) records a file's sha256 after the call:
+  // a call with one is a one-file write, read back from its row and backup.
+  if (!call || call.status !== "succeeded" || !call.shaAfter) return [];
   const data = parseData(call.resultJson);
   if (data?.changed === false) return [];
   const backup = await db().backup.findFirst({ where: { callId }, orderBy: { createdAt: "asc" } });

@@ -9,7 +9,7 @@ import type { Conflict } from "@/lib/effects/call-hooks";
 import { changesOfCall, executeUndo, planUndo, previewUndo, sessionCallsFrom } from "@/lib/effects/revert";
 import type { ChangesSummary } from "@/lib/effects/stage";
 import { resolveSession } from "@/lib/gateway/sessions";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 
 /**
  * Session rewind: "put the workspace back as it was before call N". Every change of the session

@@ -97,7 +97,7 @@ export interface SandboxSpec {
   mountpointRoot?: string;
   /**
    * The policy rules whose sensitive-path globs name the workspace's secrets (the rules in force,
-   * lib/gateway/rules.ts `loadRules`); default: the built-in rules. Never empty of meaning: a
+   * lib/policy/rule-store.ts `loadRules`); default: the built-in rules. Never empty of meaning: a
    * secret is masked unless a rule set without it is passed or the operator exposes it.
    */
   secretRules?: readonly PolicyRuleData[];

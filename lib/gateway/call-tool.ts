@@ -10,8 +10,8 @@ import type { PolicyVerdict } from "@/lib/policy/types";
 import { getTool } from "@/lib/tools/registry";
 import type { AuditNotes, ToolDefinition, ToolPreview, ToolSubject, Workspace } from "@/lib/tools/define-tool";
 import { askPolicy, readOnlyContext } from "@/lib/gateway/contexts";
-import { effectivePreset } from "@/lib/gateway/presets";
-import { FILE_WRITE_TOOLS, PRESETS } from "@/lib/policy/presets";
+import { effectivePreset } from "@/lib/policy/preset-store";
+import { PRESETS } from "@/lib/policy/presets";
 import type { FileChangeFacts } from "@/lib/policy/types";
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -19,7 +19,7 @@ import { resolveInWorkspace, type FencedPath } from "@/lib/workspace/fence";
 import { fenceSubject } from "@/lib/workspace/fence-subject";
 import { executeCall } from "@/lib/gateway/execute";
 import { resolveSession } from "@/lib/gateway/sessions";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { notifyPending } from "@/lib/approvals/queue";
 import { waitForAnswer } from "@/lib/approvals/wait";
 import { startExecutor } from "@/lib/approvals/executor";
@@ -250,7 +250,7 @@ async function decideRecorded(
   // tool's own preview (kept for the reviewer when the call asks).
   let earlyPreview: ToolPreview | null = null;
   let change: FileChangeFacts | undefined;
-  if (tool.preview && PRESETS[preset].checks.largeChange && (FILE_WRITE_TOOLS as readonly string[]).includes(tool.name) && fenced.paths.length === 1) {
+  if (tool.preview && PRESETS[preset].checks.largeChange && tool.changes === "file" && fenced.paths.length === 1) {
     earlyPreview = await tool.preview(args, readOnly).catch(() => null);
     if (earlyPreview) change = await changeFacts(fenced.paths[0], earlyPreview);
   }

@@ -5,8 +5,8 @@ import { decide } from "@/lib/policy/decide";
 import type { FileChangeFacts, PolicyInput, PolicyRuleData, PolicyVerdict, SandboxGrants } from "@/lib/policy/types";
 import type { BackupStore, ToolContext, ToolDefinition, Workspace } from "@/lib/tools/define-tool";
 import { backupStoreFor } from "@/lib/backups/store";
-import { loadRules } from "@/lib/gateway/rules";
-import { effectivePreset } from "@/lib/gateway/presets";
+import { loadRules } from "@/lib/policy/rule-store";
+import { effectivePreset } from "@/lib/policy/preset-store";
 import { commandsCaptured } from "@/lib/effects/command-effects";
 import { rulesForPreset, type PresetName } from "@/lib/policy/presets";
 
@@ -41,7 +41,7 @@ export function readOnlyContext(callId: string, workspace: Workspace, timeoutMs 
  * @param options.cwdUnknown why the command's real working directory is not known (a hook call
  *   without a usable `cwd`): the policy then judges no relative path and asks with this reason.
  * @param options.preset the supervision preset to judge under (lib/policy/presets.ts); absent: the
- *   preset of `options.agentId`'s token, else the workspace's (lib/gateway/presets.ts).
+ *   preset of `options.agentId`'s token, else the workspace's (lib/policy/preset-store.ts).
  * @param subject.change for file writes: the planned change, for a preset's large-change check.
  * @param options.sessionId the call's session (rules scoped to another session do not apply);
  *   the workspace is always `workspace`. `extraRules`: rules to decide with besides the stored
@@ -59,7 +59,7 @@ export async function askPolicy(
   options: { door?: "http" | "mcp" | "cli" | "hook" | "dashboard"; cwdUnknown?: string; preset?: PresetName; agentId?: string | null; sessionId?: string; extraRules?: PolicyRuleData[] } = {},
 ): Promise<PolicyVerdict> {
   const preset = options.preset ?? (await effectivePreset(workspace.id, options.agentId ?? null)).preset;
-  const box = tool.name === "run_command" ? commandBox(options.door) : null;
+  const box = tool.risk === "exec" ? commandBox(options.door) : null;
   const grants = subject.command?.grants;
   // The command's environment (only commands need it; building it reads the process's own).
   const env = subject.command ? buildChildEnv(workspace.root) : {};

@@ -4,7 +4,7 @@ import { redactServerSecretsValue, redactValue } from "@/lib/redact";
 import { failure, success, type Envelope } from "@/lib/result";
 import { finishCall } from "@/lib/audit/calls";
 import { backupStoreFor } from "@/lib/backups/store";
-import { callRuleOptions, loadRules } from "@/lib/gateway/rules";
+import { callRuleOptions, loadRules } from "@/lib/policy/rule-store";
 import type { PresetName, RuleOptions } from "@/lib/policy/types";
 import type { AuditNotes, ToolContext, ToolDefinition, Workspace } from "@/lib/tools/define-tool";
 

@@ -8,7 +8,7 @@ import { startExecutor } from "@/lib/approvals/executor";
 import { verifyChain, type ChainVerification } from "@/lib/audit/events";
 import { writerStats } from "@/lib/audit/writer";
 import { callTool, type Caller, type CallOptions } from "@/lib/gateway/call-tool";
-import { forgetWorkspace } from "@/lib/gateway/workspace";
+import { forgetWorkspace } from "@/lib/workspace/register-workspace";
 import { bootstrap, type BootstrapResult } from "@/lib/runtime/bootstrap";
 
 /**

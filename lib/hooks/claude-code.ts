@@ -5,7 +5,7 @@ import { decideCall, type Caller } from "@/lib/gateway/call-tool";
 import { finishCall } from "@/lib/audit/calls";
 import { decisionColumn } from "@/lib/audit/record";
 import { waitForOutcome } from "@/lib/approvals/wait";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import type { AgentIdentity } from "@/lib/auth/tokens";
 import { failure, success, type Envelope } from "@/lib/result";
 import { applyEdit } from "@/lib/workspace/edit-text";

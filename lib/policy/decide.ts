@@ -78,7 +78,7 @@ async function decideUnder(input: PolicyInput, rules: PolicyRuleData[], spec: Pr
   }
   const verdict = liftByPathGrant(decideByPath(input, active), input, active);
   const risks = new RiskSet();
-  if (input.tool === "fetch_url" || input.risk === "network") risks.add("network_egress", `${input.tool} sends a request${input.url ? ` to ${hostOf(input.url)}` : ""} over the network`);
+  if (input.risk === "network") risks.add("network_egress", `${input.tool} sends a request${input.url ? ` to ${hostOf(input.url)}` : ""} over the network`);
   for (const p of input.paths) {
     for (const rule of active) {
       if (input.risk === "read" && rule.pathGlob && rule.decision !== "allow" && globMatches(rule.pathGlob, p)) {

@@ -2,7 +2,7 @@ import type { Decision, PolicyRuleData } from "@/lib/policy/types";
 
 /**
  * The rules a new installation starts with (seeded into the PolicyRule table by
- * lib/gateway/rules.ts; ids are stable so a re-seed never duplicates or overrides an operator's
+ * lib/policy/rule-store.ts; ids are stable so a re-seed never duplicates or overrides an operator's
  * change). Nothing is denied by default: risky calls ask a reviewer.
  *
  * How they combine (lib/policy/decide.ts): among matching rules deny beats ask beats allow, and

@@ -18,7 +18,11 @@ import type { CommandPart, PolicyInput, PolicyRuleData, PolicyVerdict } from "@/
 /** Priority of grants: after every default and operator rule. */
 export const GRANT_PRIORITY = 1000;
 
-/** Tools a grant can be made for, and what it names for each. */
+/**
+ * Tools a grant can be made for, and what it names for each, in the policy's own words (rules name
+ * tools by their wire names). The tool definitions declare the same (ToolDefinition.grant), and a
+ * structure test keeps the two equal: the policy sits below the tool registry and cannot read it.
+ */
 export const GRANT_TOOLS: Readonly<Record<string, "path" | "command">> = { write_file: "path", edit_file: "path", run_command: "command" };
 
 /** Shortest and longest expiry of a grant (seconds). */

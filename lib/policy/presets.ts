@@ -130,7 +130,11 @@ const RISKY = 20;
 const TOOLS = 100;
 const SHELL_BOXED = 300;
 
-/** The tools that change a file the call names. */
+/**
+ * The tools that change a file the call names, in the policy's own words (rules name tools by their
+ * wire names). The tool definitions declare the same (ToolDefinition.changes "file"), and a
+ * structure test keeps the two equal: the policy sits below the tool registry and cannot read it.
+ */
 export const FILE_WRITE_TOOLS = ["write_file", "edit_file", "restore_backup"] as const;
 
 function rule(id: string, priority: number, tool: string, pathGlob: string | null, decision: Decision, note: string): PolicyRuleData {
@@ -210,7 +214,7 @@ export const PRESETS: Readonly<Record<PresetName, PresetSpec>> = {
  * The rules a call is judged by under `preset`: the stored rules (defaults as the operator left
  * them, operator rules, grants), less the default rules the preset replaces, plus the preset's own.
  * Under `strict` this is the stored table unchanged.
- * @param stored every stored rule (enabled or not), e.g. from lib/gateway/rules.ts `loadRules`
+ * @param stored every stored rule (enabled or not), e.g. from lib/policy/rule-store.ts `loadRules`
  */
 export function rulesForPreset(preset: PresetName, stored: readonly PolicyRuleData[]): PolicyRuleData[] {
   const spec = PRESETS[preset];

@@ -2,7 +2,7 @@ import { db } from "@/lib/db";
 import { errorBody, toErrorBody } from "@/lib/errors";
 import { appendEvent } from "@/lib/audit/events";
 import { askPolicy, readOnlyContext } from "@/lib/gateway/contexts";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { markerKinds, redactServerSecretsValue, redactValue } from "@/lib/redact";
 import { getTool } from "@/lib/tools/registry";
 import { resolveInWorkspace } from "@/lib/workspace/fence";
@@ -17,8 +17,8 @@ import type { Result } from "@/lib/result";
  * 1. refuses unless the policy relaxes masking for the call's paths today (a rule with options
  *    `{"redact": false}` matching the tool and path; lib/policy/types.ts RuleOptions);
  * 2. runs the call again with its stored arguments, read-only: only tools whose run has no
- *    effect and depends only on workspace files can (read_file, search_files, list_directory,
- *    transform); run_command or fetch_url output cannot be shown again;
+ *    effect and depends only on workspace files can (the tool definition says so: `reproducible`,
+ *    e.g. read_file, search_files); run_command or fetch_url output cannot be shown again;
  * 3. checks that the new output, masked, is exactly the stored output, so the values shown are
  *    the ones behind the markers the reviewer saw (else `conflict`: the files changed since);
  * 4. appends an audit event `secret.revealed` (actor `reviewer:<login>`, with the marker kinds
@@ -27,9 +27,6 @@ import type { Result } from "@/lib/result";
  * Nothing unmasked is stored; the returned data is for the reviewer's screen only. The gateway's
  * own credentials (lib/redact.ts `redactServerSecrets`) are never revealed.
  */
-
-/** Tools whose stored output can be reproduced by running them again with the same arguments. */
-export const REVEALABLE_TOOLS: ReadonlySet<string> = new Set(["read_file", "search_files", "list_directory", "transform"]);
 
 /** The unmasked output, or why not. */
 export type RevealResult = Result<{
@@ -61,7 +58,7 @@ export async function revealCallOutput(callId: string, reviewer: string): Promis
   if (Object.keys(revealed).length === 0) return { ok: true, call_id: callId, tool: row.tool, data: stored.data, revealed };
 
   const tool = getTool(row.tool);
-  if (!tool || !REVEALABLE_TOOLS.has(tool.name)) {
+  if (!tool?.reproducible) {
     return fail("forbidden", `The output of ${row.tool} is not kept unmasked and cannot be produced again without running it.`, { reason: "not_reproducible" });
   }
   if (row.argsJson.includes("[REDACTED:")) return fail("forbidden", "The call's arguments were masked, so it cannot be run again.", { reason: "arguments_masked" });

@@ -3,8 +3,8 @@ import path from "node:path";
 import { getConfig } from "@/lib/config";
 import { migrate } from "@/lib/db/migrate";
 import { checkPresetCredentials, ensureAgentToken, ensureReviewer } from "@/lib/auth/tokens";
-import { seedDefaultRules } from "@/lib/gateway/rules";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { seedDefaultRules } from "@/lib/policy/rule-store";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { ensureHead } from "@/lib/audit/writer";
 
 export interface BootstrapResult {

@@ -10,7 +10,7 @@ import { applyRetention } from "@/lib/audit/retention";
 import { killAllRunningCommands } from "@/lib/exec/run-command";
 import { sweepTempsAtStart } from "@/lib/workspace/temp-sweep";
 import { recoverChangeSets } from "@/lib/effects/recover";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 
 const globalForStart = globalThis as unknown as { agentReachStarted?: boolean };
 

@@ -69,7 +69,7 @@ export interface ToolContext {
    */
   ruleOptions?: RuleOptions;
   /**
-   * The policy rules in force (all of them, lib/gateway/rules.ts): tools that read many files
+   * The policy rules in force (all of them, lib/policy/rule-store.ts): tools that read many files
    * (search_files) skip the files a sensitive-path rule would make read_file ask or deny for.
    * Absent in unit tests: the default rules apply.
    */
@@ -119,6 +119,32 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType, Output = u
    * the reviewer's value, and the log keeps both). Absent: the call is approved or rejected as is.
    */
   editable?: { field: string; label: string };
+  /**
+   * How a successful call changes the workspace, for the views and undo paths that read it back:
+   * `"file"`: one file through the write pipeline (lib/workspace/update-file.ts: the call's row
+   * records the file's sha256 before and after, and a backup holds the bytes it replaced);
+   * `"change_set"`: a journaled change set (lib/effects). Absent: the tool changes no file.
+   */
+  changes?: "file" | "change_set";
+  /**
+   * A grant made while approving a call of this tool may allow later calls like it: `"path"` by a
+   * path glob, `"command"` by a command pattern (lib/approvals/grants.ts). Absent: no grants.
+   */
+  grant?: "path" | "command";
+  /**
+   * Running the call again with the same arguments gives the same output as long as the workspace
+   * files are the same (no effects, no network, no clock): a reviewer may reveal the masked values
+   * of its stored output, which is checked against a fresh run (lib/redact/reveal.ts).
+   */
+  reproducible?: boolean;
+  /**
+   * For a call that proposes one file's new text: the file's text before and after, as shown to a
+   * reviewer (decoded, line endings as in the file), from the call's arguments and the file's
+   * current bytes (null: no such file). The approval page uses it to show more context than the
+   * queued diff. Pure: no file system, no side effects. @throws ToolError when the arguments do
+   * not apply to the file (e.g. edit_file's old_string is not found)
+   */
+  proposedText?(args: z.infer<Schema>, current: Buffer | null): { before: string; after: string };
   /** For calls that may wait for approval: the proposed change, computed without side effects. */
   preview?(args: z.infer<Schema>, ctx: ToolContext): Promise<ToolPreview>;
   /**

@@ -129,6 +129,14 @@ export const editFileTool = defineTool({
   ].join(" "),
   input: EditFileInput,
   editable: { field: "new_string", label: "Replacement text" },
+  changes: "file",
+  grant: "path",
+  proposedText(args, current) {
+    if (current === null) throw new ToolError("not_found", "The file does not exist.", { path: args.path });
+    const doc = editableText(current);
+    const edited = applyEdit(doc, { path: args.path, oldString: args.old_string, newString: args.new_string, replaceAll: args.replace_all });
+    return { before: doc.toDisplay(doc.text), after: doc.toDisplay(edited.text) };
+  },
   risk: "write",
   output: EditFileOutput,
   subject: (args) => ({ paths: [args.path] }),

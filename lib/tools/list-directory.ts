@@ -131,6 +131,7 @@ export const listDirectoryTool = defineTool({
   ].join("\n"),
   input: ListDirectoryInput,
   risk: "read",
+  reproducible: true,
   output: ListDirectoryOutputSchema,
   subject: (args) => ({ paths: [args.path] }),
   async run(args, ctx): Promise<ListDirectoryOutput> {

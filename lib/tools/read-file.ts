@@ -121,6 +121,7 @@ export const readFileTool = defineTool({
   ].join("\n"),
   input: ReadFileInput,
   risk: "read",
+  reproducible: true,
   output: ReadFileOutputSchema,
   subject: (args) => ({ paths: [args.path] }),
   async run(args, ctx): Promise<ReadFileOutput> {

@@ -39,6 +39,20 @@ export function getTool(name: string): ToolDefinition | undefined {
   return BY_NAME.get(name);
 }
 
+/**
+ * Names of the tools whose successful calls change the workspace the given way
+ * (ToolDefinition.changes): `"file"` for one file through the write pipeline, `"change_set"` for
+ * a journaled change set. In registry order.
+ */
+export function toolNamesChanging(kind: NonNullable<ToolDefinition["changes"]>): string[] {
+  return TOOLS.filter((t) => t.changes === kind).map((t) => t.name);
+}
+
+/** Names of the tools a grant can be made for (ToolDefinition.grant), in registry order. */
+export function grantToolNames(): string[] {
+  return TOOLS.filter((t) => t.grant !== undefined).map((t) => t.name);
+}
+
 /** A tool as listed for function calling (OpenAI `tools[].function`, Anthropic `tools[]`, MCP `tools/list`). */
 export interface ToolListing {
   name: string;

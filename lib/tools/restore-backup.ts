@@ -67,6 +67,7 @@ export const restoreBackupTool = defineTool({
   ].join(" "),
   input: RestoreBackupInput,
   risk: "write",
+  changes: "file",
   output: RestoreBackupOutput,
   annotations: { idempotentHint: true },
   // The path lives in the backup record: policy and fence see it like any write's target.

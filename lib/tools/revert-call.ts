@@ -31,6 +31,7 @@ export const revertCallTool = defineTool({
   ].join(" "),
   input: RevertCallInput,
   risk: "write",
+  changes: "change_set",
   output: RevertResultOutput,
   subject: async (args) => {
     const rows = await db().fileChange.findMany({ where: { callId: args.call_id }, select: { path: true }, take: SUBJECT_PATHS });

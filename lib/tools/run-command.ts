@@ -113,6 +113,8 @@ export const runCommandTool = defineTool({
   ].join("\n"),
   input: RunCommandInput,
   risk: "exec",
+  changes: "change_set",
+  grant: "command",
   output: RunCommandOutputSchema,
   subject: (args) => ({
     command: { command: args.command, ...(args.cwd !== undefined && { cwd: args.cwd }), ...(args.network && { grants: { network: true } }) },

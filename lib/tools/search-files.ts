@@ -291,6 +291,7 @@ export const searchFilesTool = defineTool({
   ].join("\n"),
   input: SearchFilesInput,
   risk: "read",
+  reproducible: true,
   output: SearchFilesOutputSchema,
   subject: (args) => ({ paths: [args.path] }),
   async run(args, ctx): Promise<SearchFilesOutput> {

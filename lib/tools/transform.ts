@@ -81,6 +81,7 @@ export const transformTool = defineTool({
   ].join("\n"),
   input: TransformInput,
   risk: "read",
+  reproducible: true,
   output: TransformOutputSchema,
   subject: (args) => {
     const path = filePathOf(args.input);

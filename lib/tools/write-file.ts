@@ -3,7 +3,7 @@ import { ToolError } from "@/lib/errors";
 import { defineTool, type ToolContext } from "@/lib/tools/define-tool";
 import { previewUpdate, updateFile, type CurrentFile, type PlannedContent, type UpdateRequest } from "@/lib/workspace/update-file";
 import { requireEncoding } from "@/lib/workspace/encoding";
-import { applyEol, assertSureEnough, assertWellFormed, detectEol, encodeText, isBinaryBytes, profileText, stripLeadingBom } from "@/lib/workspace/text";
+import { applyEol, assertSureEnough, assertWellFormed, decodeForDisplay, detectEol, encodeText, isBinaryBytes, profileText, stripLeadingBom } from "@/lib/workspace/text";
 import { UpdateResultOutput } from "@/lib/tools/outputs";
 import { expectedSha256Field } from "@/lib/tools/inputs";
 
@@ -111,6 +111,9 @@ export const writeFileTool = defineTool({
   ].join(" "),
   input: WriteFileInput,
   editable: { field: "content", label: "Content to write" },
+  changes: "file",
+  grant: "path",
+  proposedText: (args, current) => ({ before: current === null ? "" : decodeForDisplay(current), after: args.content }),
   risk: "write",
   output: UpdateResultOutput,
   annotations: { idempotentHint: true },

@@ -1,7 +1,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { db } from "@/lib/db";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 
 /**
  * Start-up sweep of orphaned temp files of our atomic writes (crash consistency).

@@ -1,5 +1,5 @@
-// The workspace as the lower layers (fence, effects, backups) see it; the gateway resolves it
-// from the configuration (lib/gateway/workspace.ts).
+// The workspace as the lower layers (fence, effects, backups) see it; it is resolved and registered
+// from the configuration by lib/workspace/register-workspace.ts.
 
 /** A workspace the gateway serves. */
 export interface Workspace {

@@ -6,7 +6,7 @@ import { useFreshDatabase } from "@/tests/helpers/test-db";
 import { makeToolContext } from "@/tests/helpers/tool-context";
 import { createGateway, type Gateway } from "@/lib/gateway";
 import { markInterrupted } from "@/lib/approvals/queue";
-import { invalidateRules } from "@/lib/gateway/rules";
+import { invalidateRules } from "@/lib/policy/rule-store";
 import { readFileTool } from "@/lib/tools/read-file";
 
 /**

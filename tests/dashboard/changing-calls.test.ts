@@ -5,7 +5,7 @@ import { gatewayTest } from "@/tests/helpers/gateway-fixture";
 import { callTool, type Caller } from "@/lib/gateway/call-tool";
 import { changingCalls } from "@/lib/dashboard/effects";
 import { db } from "@/lib/db";
-import { setWorkspacePreset } from "@/lib/gateway/presets";
+import { setWorkspacePreset } from "@/lib/policy/preset-store";
 
 /**
  * The session page's list of calls that changed files: file tools that wrote and calls with an

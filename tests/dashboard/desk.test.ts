@@ -33,7 +33,7 @@ let agent: import("@/lib/gateway/call-tool").Caller;
 
 beforeAll(async () => {
   ({ workspace } = await useFreshDatabase());
-  const { seedDefaultRules } = await import("@/lib/gateway/rules");
+  const { seedDefaultRules } = await import("@/lib/policy/rule-store");
   await seedDefaultRules();
   const { createAgentToken } = await import("@/lib/auth/tokens");
   agent = { door: "http", agent: (await createAgentToken("laptop claude")).agent, sessionKey: "refactor-parser" };
@@ -159,7 +159,7 @@ describe("edit before approval, from the tool definition", () => {
   it("refuses an edit for a tool that is not editable", async () => {
     const callId = await queue("run_command", { command: "touch made-by-command" });
     const preview = await lib.approvals.previewEditedWrite(callId, "rm -rf /");
-    expect(preview).toEqual({ ok: false, message: "A run_command call cannot be edited before approval." });
+    expect(preview).toMatchObject({ ok: false, error: { name: "invalid_arguments", code: 101, message: "A run_command call cannot be edited before approval.", detail: { reason: "not_editable" } } });
     const result = await lib.queue.approveCall(callId, "admin", { content: "rm -rf /" });
     expect(result.ok ? null : result.error.name).toBe("invalid_arguments");
     await lib.queue.rejectCall(callId, "admin", "cleanup");
@@ -181,7 +181,14 @@ describe("more context around a pending change", () => {
     const whole = await lib.approvals.previewWithContext(callId, Infinity);
     expect(whole.ok && whole.diff.includes(" line 1\n") && whole.diff.includes(" line 80")).toBe(true);
     fs.writeFileSync(path.join(workspace, "ctx.txt"), before + "more\n");
-    expect(await lib.approvals.previewWithContext(callId, 25)).toEqual({ ok: false, message: "The file changed since the diff was computed; only the queued diff is shown." });
+    expect(await lib.approvals.previewWithContext(callId, 25)).toMatchObject({
+      ok: false,
+      error: { name: "conflict", code: 605, message: "The file changed since the diff was computed; only the queued diff is shown.", detail: { reason: "changed_since" } },
+    });
+    expect(await lib.approvals.previewWithContext("call_missing", 25)).toMatchObject({ ok: false, error: { name: "conflict", detail: { reason: "not_pending" } } });
+    for (const [id, context] of [[callId, -1], [callId, Number.NaN], [42, 3], [callId, "3"]] as const) {
+      expect(await lib.approvals.previewWithContext(id as never, context as never)).toMatchObject({ ok: false, error: { name: "invalid_arguments", code: 101 } });
+    }
     await lib.queue.rejectCall(callId, "admin", "cleanup");
   });
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { gatewayTest } from "@/tests/helpers/gateway-fixture";
 import { callTool, type Caller } from "@/lib/gateway/call-tool";
 import { approveCall } from "@/lib/approvals/queue";
-import { invalidateRules } from "@/lib/gateway/rules";
+import { invalidateRules } from "@/lib/policy/rule-store";
 import { loadReview, markReviewed, revertFromReview, unseenCounts, unseenTotal } from "@/lib/dashboard/review";
 import { db } from "@/lib/db";
 

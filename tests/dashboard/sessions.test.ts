@@ -12,7 +12,7 @@ beforeAll(async () => {
   await useFreshDatabase();
   lib = await import("@/lib/dashboard/sessions");
   const { db } = await import("@/lib/db");
-  const { currentWorkspace } = await import("@/lib/gateway/workspace");
+  const { currentWorkspace } = await import("@/lib/workspace/register-workspace");
   const { createAgentToken } = await import("@/lib/auth/tokens");
   const ws = await currentWorkspace();
   const { agent } = await createAgentToken("timeline agent");

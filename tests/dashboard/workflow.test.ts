@@ -25,7 +25,7 @@ let agent: import("@/lib/gateway/call-tool").Caller;
 
 beforeAll(async () => {
   ({ workspace } = await useFreshDatabase());
-  const { seedDefaultRules } = await import("@/lib/gateway/rules");
+  const { seedDefaultRules } = await import("@/lib/policy/rule-store");
   await seedDefaultRules();
   const { createAgentToken } = await import("@/lib/auth/tokens");
   agent = { door: "http", agent: (await createAgentToken("test agent")).agent, sessionKey: "s1" };
@@ -75,7 +75,11 @@ describe("approvals inbox reads", () => {
       expect(preview.preview.diff).toContain("+edited");
       expect(preview.preview.warnings?.join(" ")).toContain("CRLF");
     }
-    expect(await lib.approvals.previewEditedWrite("call_missing", "x")).toEqual({ ok: false, message: "This call is not waiting for approval any more." });
+    expect(await lib.approvals.previewEditedWrite("call_missing", "x")).toMatchObject({
+      ok: false,
+      error: { name: "conflict", code: 605, message: "This call is not waiting for approval any more.", detail: { reason: "not_pending" } },
+    });
+    expect(await lib.approvals.previewEditedWrite(callId, 7 as never)).toMatchObject({ ok: false, error: { name: "invalid_arguments" } });
     const outcome = lib.approvals.describeDecision(callId, await lib.queue.approveCall(callId, "admin", { content: "x\ny\nedited\n" }), "Approved");
     expect(outcome).toMatchObject({ ok: true, status: "succeeded" });
     expect(fs.readFileSync(path.join(workspace, "crlf.txt"), "utf8")).toBe("x\r\ny\r\nedited\r\n");

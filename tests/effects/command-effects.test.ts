@@ -4,7 +4,7 @@ import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { useFreshDatabase } from "@/tests/helpers/test-db";
 import { getConfig } from "@/lib/config";
 import { db } from "@/lib/db";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { readRows } from "@/lib/effects/journal";
 import type { Workspace } from "@/lib/tools/define-tool";
 import { emptyWorkspace, runBoxed } from "@/tests/effects/run-boxed";

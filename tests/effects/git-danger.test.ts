@@ -3,7 +3,7 @@ import path from "node:path";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { useFreshDatabase } from "@/tests/helpers/test-db";
 import { db } from "@/lib/db";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { gitDanger } from "@/lib/effects/git-danger";
 import type { Workspace } from "@/lib/tools/define-tool";
 import { emptyWorkspace, runBoxed } from "@/tests/effects/run-boxed";

@@ -6,7 +6,7 @@ import { getConfig, useConfig } from "@/lib/config";
 import { db } from "@/lib/db";
 import { ToolError } from "@/lib/errors";
 import { resetSandboxStatus, sandboxStatus } from "@/lib/exec/sandbox";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { DEFAULT_RULES } from "@/lib/policy/default-rules";
 import type { PolicyRuleData } from "@/lib/policy/types";
 import type { Workspace } from "@/lib/tools/define-tool";

@@ -1,8 +1,8 @@
 import { test } from "vitest";
 import { createAgentToken } from "@/lib/auth/tokens";
 import type { Caller } from "@/lib/gateway/call-tool";
-import { seedDefaultRules } from "@/lib/gateway/rules";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { seedDefaultRules } from "@/lib/policy/rule-store";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import type { Workspace } from "@/lib/tools/define-tool";
 import { useFreshDatabase } from "@/tests/helpers/test-db";
 

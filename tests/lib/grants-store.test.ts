@@ -2,11 +2,11 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { gatewayTest } from "@/tests/helpers/gateway-fixture";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { callTool, type Caller } from "@/lib/gateway/call-tool";
 import { approveCall } from "@/lib/approvals/queue";
 import { expireGrants, grantsFromCall, listGrants, revokeGrant } from "@/lib/approvals/grants";
-import { invalidateRules, loadRules } from "@/lib/gateway/rules";
+import { invalidateRules, loadRules } from "@/lib/policy/rule-store";
 import { db } from "@/lib/db";
 import { decide } from "@/lib/policy/decide";
 

@@ -19,14 +19,14 @@ type Lib = {
   callTool: typeof import("@/lib/gateway/call-tool").callTool;
   reveal: typeof import("@/lib/redact/reveal").revealCallOutput;
   db: typeof import("@/lib/db").db;
-  invalidateRules: typeof import("@/lib/gateway/rules").invalidateRules;
+  invalidateRules: typeof import("@/lib/policy/rule-store").invalidateRules;
 };
 let lib: Lib;
 let agent: import("@/lib/gateway/call-tool").Caller;
 
 beforeAll(async () => {
   ({ workspace } = await useFreshDatabase());
-  const { seedDefaultRules, invalidateRules } = await import("@/lib/gateway/rules");
+  const { seedDefaultRules, invalidateRules } = await import("@/lib/policy/rule-store");
   await seedDefaultRules();
   const { createAgentToken } = await import("@/lib/auth/tokens");
   agent = { door: "http", agent: (await createAgentToken("test agent")).agent, sessionKey: "redact" };

@@ -4,11 +4,12 @@ import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { restoreBackupAsReviewer } from "@/lib/backups/restore";
 import { requireReviewerPage } from "@/lib/dashboard/auth";
+import { errorBody, type ErrorBody } from "@/lib/errors";
 
 /** What the restore button shows afterwards. */
 export type RestoreState =
   | { ok: true; callId: string | null; path: string; newBackupId: string | null }
-  | { ok: false; callId: string | null; message: string; conflict?: { seen: string | null; current: string | null } }
+  | { ok: false; callId: string | null; error: ErrorBody; conflict?: { seen: string | null; current: string | null } }
   | null;
 
 /** The current file's sha256 the reviewer saw ("absent": there was no file). */
@@ -22,10 +23,15 @@ const Seen = z.union([z.literal("absent"), z.string().regex(/^[0-9a-f]{64}$/)]);
  * with both hashes; the page then shows the current diff.
  */
 export async function restoreAction(_prev: RestoreState, form: FormData): Promise<RestoreState> {
-  const backupId = z.string().min(1).max(100).parse(form.get("backupId"));
-  const seenField = Seen.parse(form.get("expectedSha256"));
-  const seen = seenField === "absent" ? null : seenField;
-  const reviewer = await requireReviewerPage(`/backups/${backupId}`);
+  const id = z.string().min(1).max(100).safeParse(form.get("backupId"));
+  if (!id.success) return { ok: false, callId: null, error: errorBody("invalid_arguments", "No backup was named.", { issues: [{ path: "backupId", message: "a backup id is required" }] }) };
+  const backupId = id.data;
+  const reviewer = await requireReviewerPage(`/backups/${encodeURIComponent(backupId)}`);
+  const seenField = Seen.safeParse(form.get("expectedSha256"));
+  if (!seenField.success) {
+    return { ok: false, callId: null, error: errorBody("invalid_arguments", "The form did not say which version of the file you saw (a sha256 or \"absent\").", { issues: [{ path: "expectedSha256", message: "a sha256 or \"absent\"" }] }) };
+  }
+  const seen = seenField.data === "absent" ? null : seenField.data;
   const { callId, envelope } = await restoreBackupAsReviewer(backupId, reviewer.login, { sha256: seen });
   revalidatePath("/backups", "layout");
   if (!envelope.ok && envelope.error.name === "stale_content") {
@@ -34,10 +40,13 @@ export async function restoreAction(_prev: RestoreState, form: FormData): Promis
       ok: false,
       callId,
       conflict: { seen, current },
-      message: `the file changed since you looked (you saw ${seen === null ? "no file" : `sha256 ${seen}`}; it now ${current === null ? "does not exist" : `has sha256 ${current}`}). Nothing was written. The diff on this page now shows the current file: check it, then restore again.`,
+      error: {
+        ...envelope.error,
+        message: `the file changed since you looked (you saw ${seen === null ? "no file" : `sha256 ${seen}`}; it now ${current === null ? "does not exist" : `has sha256 ${current}`}). Nothing was written. The diff on this page now shows the current file: check it, then restore again.`,
+      },
     };
   }
-  if (!envelope.ok) return { ok: false, callId, message: `${envelope.error.name} (${envelope.error.code}): ${envelope.error.message}` };
+  if (!envelope.ok) return { ok: false, callId, error: envelope.error };
   const data = envelope.data as { path?: string; backup_id?: string | null };
   return { ok: true, callId, path: data.path ?? "", newBackupId: data.backup_id ?? null };
 }

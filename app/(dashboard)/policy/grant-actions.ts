@@ -11,5 +11,5 @@ export async function revokeGrantAction(_prev: ActionState, form: FormData): Pro
   const id = String(form.get("grantId") ?? "");
   const result = await revokeGrant(id, reviewer.login);
   revalidatePath("/policy");
-  return result.ok ? { ok: true, message: "Revoked: those calls ask again." } : { ok: false, message: result.error.message };
+  return result.ok ? { ok: true, message: "Revoked: those calls ask again." } : { ok: false, error: result.error };
 }

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { Suspense } from "react";
 import { requireReviewerPage } from "@/lib/dashboard/auth";
-import { listRules, ruleToolNames } from "@/lib/dashboard/policy";
+import { countPresetOverrides, listRules, ruleToolNames, tryTools } from "@/lib/dashboard/policy";
 import { Card, EmptyState, PageHeader } from "../_components/page-parts";
 import { PageSkeleton } from "../_components/states";
 import { createRuleAction } from "./actions";
@@ -9,9 +9,8 @@ import { RuleForm } from "./_components/rule-form";
 import { RuleItem } from "./_components/rule-item";
 import { TryIt } from "./_components/try-it";
 import { PresetCard } from "./_components/preset-card";
-import { db } from "@/lib/db";
-import { workspacePreset } from "@/lib/gateway/presets";
-import { currentWorkspace } from "@/lib/gateway/workspace";
+import { workspacePreset } from "@/lib/policy/preset-store";
+import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { GrantList } from "./_components/grant-list";
 import { listGrants } from "@/lib/approvals/grants";
 
@@ -33,7 +32,7 @@ async function Policy() {
     listRules(),
     listGrants(),
     workspacePreset(workspace.id),
-    db().agent.count({ where: { preset: { not: null }, revokedAt: null } }),
+    countPresetOverrides(),
   ]);
   const tools = ruleToolNames();
   return (
@@ -47,7 +46,7 @@ async function Policy() {
           <PresetCard current={preset} agentOverrides={agentOverrides} />
         </Card>
         <Card title="Try it">
-          <TryIt tools={tools.filter((t) => t !== "*")} />
+          <TryIt tools={tryTools()} />
         </Card>
         <Card title={`Rules (${rules.length})`}>
           {rules.length === 0 ? (

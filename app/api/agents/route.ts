@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { createAgent } from "@/lib/dashboard/tokens";
+import { createAgent } from "@/lib/auth/agents";
 import { PRESET_NAMES } from "@/lib/policy/presets";
 import { requireReviewer } from "@/lib/http/auth";
 import { errorResponse, json, readJsonBody } from "@/lib/http/respond";
@@ -31,6 +31,6 @@ export const POST = guardDoor(async function POST(req: Request): Promise<Respons
     return errorResponse("invalid_arguments", `Body must be {"name": string, "workspace_id"?: string|null, "preset"?: ${PRESET_NAMES.map((p) => `"${p}"`).join("|")}|null}.`);
   }
   const result = await createAgent({ name: parsed.data.name, workspaceId: parsed.data.workspace_id, preset: parsed.data.preset }, auth.identity.login);
-  if (!result.ok) return errorResponse("invalid_arguments", result.message);
+  if (!result.ok) return errorResponse(result.error.name, result.error.message, result.error.detail);
   return json({ ok: true, agent_id: result.agentId, name: result.name, token: result.token, preset: parsed.data.preset }, 201);
 });

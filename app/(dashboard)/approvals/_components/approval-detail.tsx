@@ -243,7 +243,7 @@ function ExpandableDiff({ item }: { item: InboxItem }) {
   const [shown, setShown] = useState<{ context: number; diff: string } | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const [loading, setLoading] = useState(false);
-  const expandable = (item.tool === "write_file" || item.tool === "edit_file") && !item.target?.changedSince && (item.preview.diff ?? "") !== "";
+  const expandable = item.moreContext && !item.target?.changedSince && (item.preview.diff ?? "") !== "";
   const load = async (context: number) => {
     setLoading(true);
     const result = await contextDiffAction(item.call_id, context);
@@ -251,7 +251,7 @@ function ExpandableDiff({ item }: { item: InboxItem }) {
     if (result.ok) {
       setShown({ context, diff: result.diff });
       setMessage(null);
-    } else setMessage(result.message);
+    } else setMessage(result.error.message);
   };
   const counts = (
     <span>

@@ -98,8 +98,8 @@ export function ContentEditor({
         </span>
       </div>
       {preview?.ok === false && (
-        <p role="alert" className="rounded-md border border-red-400 bg-red-50 p-2 text-sm text-red-950 dark:border-red-800 dark:bg-red-950 dark:text-red-50">
-          {preview.message}
+        <p role="alert" data-error={preview.error.name} data-code={preview.error.code} className="rounded-md border border-red-400 bg-red-50 p-2 text-sm text-red-950 dark:border-red-800 dark:bg-red-950 dark:text-red-50">
+          {preview.error.message}
         </p>
       )}
       {preview?.ok && (

@@ -40,8 +40,8 @@ export function RestoreButton({ backupId, path, seenSha256 }: { backupId: string
         </p>
       )}
       {state?.ok === false && (
-        <p role="alert" data-testid="restore-result" data-conflict={state.conflict ? "true" : undefined} className="rounded-md border border-red-300 bg-red-50 p-2 text-sm text-red-900 dark:border-red-800 dark:bg-red-950 dark:text-red-100">
-          Not restored: {state.message} {state.callId && <Link className="underline" href={`/calls/${state.callId}`}>Open the call</Link>}
+        <p role="alert" data-testid="restore-result" data-conflict={state.conflict ? "true" : undefined} data-error={state.error.name} data-code={state.error.code} className="rounded-md border border-red-300 bg-red-50 p-2 text-sm text-red-900 dark:border-red-800 dark:bg-red-950 dark:text-red-100">
+          Not restored: {state.conflict ? state.error.message : `${state.error.name} (${state.error.code}): ${state.error.message}`} {state.callId && <Link className="underline" href={`/calls/${state.callId}`}>Open the call</Link>}
         </p>
       )}
     </div>

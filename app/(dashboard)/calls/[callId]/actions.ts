@@ -5,6 +5,8 @@ import { requireReviewerPage } from "@/lib/dashboard/auth";
 import { splitOutputs } from "@/lib/dashboard/calls";
 import { revealCallOutput } from "@/lib/redact/reveal";
 import { revertCallAsReviewer } from "@/lib/dashboard/effects";
+import type { ErrorBody } from "@/lib/errors";
+import type { ActionState } from "../../_components/action-form";
 
 /**
  * What the "Reveal masked values" button shows: the call's output unmasked, split like the stored
@@ -13,7 +15,7 @@ import { revertCallAsReviewer } from "@/lib/dashboard/effects";
  */
 export type RevealState =
   | { ok: true; outputs: { name: string; text: string }[]; rest: unknown; revealed: Record<string, number> }
-  | { ok: false; message: string }
+  | { ok: false; error: ErrorBody }
   | null;
 
 /**
@@ -22,10 +24,10 @@ export type RevealState =
  * Form: callId. Refreshes the page so its event log shows the reveal.
  */
 export async function revealOutputAction(_prev: RevealState, form: FormData): Promise<RevealState> {
-  const callId = String(form.get("callId") ?? "");
-  const reviewer = await requireReviewerPage(`/calls/${callId}`);
+  const callId = field(form, "callId");
+  const reviewer = await requireReviewerPage(`/calls/${encodeURIComponent(callId)}`);
   const result = await revealCallOutput(callId, reviewer.login);
-  if (!result.ok) return { ok: false, message: result.error.message };
+  if (!result.ok) return { ok: false, error: result.error };
   revalidatePath(`/calls/${callId}`);
   return { ok: true, ...splitOutputs(result.data), revealed: result.revealed };
 }
@@ -35,9 +37,9 @@ export async function revealOutputAction(_prev: RevealState, form: FormData): Pr
  * revert_call (lib/dashboard/effects.ts). Form: callId. Answers where the revert went, or the
  * conflicts that stopped it (nothing is changed then).
  */
-export async function revertCallAction(_prev: { ok: boolean; message?: string } | null, form: FormData): Promise<{ ok: boolean; message?: string }> {
-  const callId = String(form.get("callId") ?? "");
-  const reviewer = await requireReviewerPage(`/calls/${callId}`);
+export async function revertCallAction(_prev: ActionState, form: FormData): Promise<ActionState> {
+  const callId = field(form, "callId");
+  const reviewer = await requireReviewerPage(`/calls/${encodeURIComponent(callId)}`);
   const envelope = await revertCallAsReviewer(callId, reviewer.login);
   revalidatePath(`/calls/${callId}`);
   if (envelope.ok) {
@@ -46,5 +48,11 @@ export async function revertCallAction(_prev: { ok: boolean; message?: string } 
     return { ok: true, message: `Reverted${c ? `: ${c.created} created, ${c.modified} modified, ${c.deleted} deleted` : ""} (call ${envelope.call_id}).` };
   }
   const conflicts = (envelope.error.detail.conflicts as Array<{ path: string }> | undefined) ?? [];
-  return { ok: false, message: `${envelope.error.message}${conflicts.length ? ` Changed since: ${conflicts.slice(0, 10).map((c) => c.path).join(", ")}` : ""}` };
+  return { ok: false, error: { ...envelope.error, message: `${envelope.error.message}${conflicts.length ? ` Changed since: ${conflicts.slice(0, 10).map((c) => c.path).join(", ")}` : ""}` } };
+}
+
+/** A form field as text: "" when it is missing or a file. */
+function field(form: FormData, key: string): string {
+  const value = form.get(key);
+  return typeof value === "string" ? value : "";
 }

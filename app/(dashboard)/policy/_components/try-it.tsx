@@ -1,7 +1,8 @@
 "use client";
 
 import { useActionState, useState } from "react";
-import type { TryResult } from "@/lib/dashboard/policy";
+import type { TryResult, TryTool } from "@/lib/dashboard/policy";
+import { ErrorNote } from "../../_components/action-form";
 import { BUTTON, INPUT } from "../../_components/page-parts";
 import { VerdictView } from "../../_components/verdict-view";
 import { tryPolicyAction } from "../actions";
@@ -13,12 +14,12 @@ import { tryPolicyAction } from "../actions";
  * Nothing runs. The fields are controlled, so what was asked stays in the box after the answer
  * (a form action would otherwise reset it) and can be tweaked and asked again.
  */
-export function TryIt({ tools }: { tools: string[] }) {
+export function TryIt({ tools }: { tools: TryTool[] }) {
   const [state, action, pending] = useActionState<TryResult | null, FormData>(tryPolicyAction, null);
   const [tool, setTool] = useState("run_command");
   const [values, setValues] = useState<Record<string, string>>({});
   const label = "flex min-w-0 flex-col gap-1 text-xs font-medium text-zinc-600 dark:text-zinc-400";
-  const field = tool === "run_command" ? "command" : tool === "fetch_url" ? "url" : "path";
+  const field = tools.find((t) => t.name === tool)?.field ?? "path";
   return (
     <div className="space-y-3">
       <form action={action} className="flex flex-col gap-2 sm:flex-row sm:items-end" data-testid="try-it">
@@ -26,7 +27,7 @@ export function TryIt({ tools }: { tools: string[] }) {
           Tool
           <select name="tool" value={tool} onChange={(e) => setTool(e.target.value)} className={INPUT}>
             {tools.map((t) => (
-              <option key={t}>{t}</option>
+              <option key={t.name}>{t.name}</option>
             ))}
           </select>
         </label>
@@ -46,11 +47,7 @@ export function TryIt({ tools }: { tools: string[] }) {
           {pending ? "Asking…" : "Ask the policy"}
         </button>
       </form>
-      {state?.ok === false && (
-        <p role="alert" className="text-sm text-red-700 dark:text-red-300">
-          {state.message}
-        </p>
-      )}
+      {state?.ok === false && <ErrorNote error={state.error} />}
       {state?.ok && (
         <div className="grid gap-3 lg:grid-cols-3" data-testid="try-result">
           {state.byPreset.map(({ preset, verdict }) => (

@@ -1,7 +1,8 @@
 "use client";
 
 import { useActionState, useState } from "react";
-import type { NewAgentResult } from "@/lib/dashboard/tokens";
+import type { NewAgentResult } from "@/lib/auth/agents";
+import { ErrorNote } from "../../_components/action-form";
 import { BUTTON, INPUT } from "../../_components/page-parts";
 import { createTokenAction } from "../actions";
 import { PresetSelect } from "../../_components/preset-select";
@@ -37,11 +38,7 @@ export function CreateToken({ workspaces }: { workspaces: { id: string; root: st
           {pending ? "Creating…" : "Create token"}
         </button>
       </form>
-      {state?.ok === false && (
-        <p role="alert" className="text-sm text-red-700 dark:text-red-300">
-          {state.message}
-        </p>
-      )}
+      {state?.ok === false && <ErrorNote error={state.error} />}
       {state?.ok && (
         <div className="rounded-md border border-emerald-300 bg-emerald-50 p-3 text-sm dark:border-emerald-800 dark:bg-emerald-950" data-testid="new-token">
           <p className="font-medium">Token for “{state.name}”. Copy it now: it is shown only this once.</p>

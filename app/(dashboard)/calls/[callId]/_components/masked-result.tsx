@@ -45,8 +45,8 @@ export function MaskedResult({ callId, masked, children }: { callId: string; mas
           </form>
         )}
         {state?.ok === false && (
-          <p role="alert" className="basis-full text-red-700 dark:text-red-300" data-testid="reveal-error">
-            {state.message}
+          <p role="alert" className="basis-full text-red-700 dark:text-red-300" data-testid="reveal-error" data-error={state.error.name} data-code={state.error.code}>
+            {state.error.message}
           </p>
         )}
       </div>

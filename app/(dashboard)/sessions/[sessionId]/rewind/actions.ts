@@ -3,15 +3,16 @@
 import { revalidatePath } from "next/cache";
 import { requireReviewerPage } from "@/lib/dashboard/auth";
 import { rewindAsReviewer } from "@/lib/dashboard/effects";
+import type { ActionState } from "../../../_components/action-form";
 
 /**
  * The rewind page's confirm button: rewinds the session to before the chosen call as the signed-in
  * reviewer (the same lib function as POST /api/sessions/{id}/rewind). Form: sessionId, beforeCallId.
  */
-export async function rewindAction(_prev: { ok: boolean; message?: string } | null, form: FormData): Promise<{ ok: boolean; message?: string }> {
-  const sessionId = String(form.get("sessionId") ?? "");
-  const beforeCallId = String(form.get("beforeCallId") ?? "");
-  const reviewer = await requireReviewerPage(`/sessions/${sessionId}/rewind?before=${beforeCallId}`);
+export async function rewindAction(_prev: ActionState, form: FormData): Promise<ActionState> {
+  const sessionId = field(form, "sessionId");
+  const beforeCallId = field(form, "beforeCallId");
+  const reviewer = await requireReviewerPage(`/sessions/${encodeURIComponent(sessionId)}/rewind?before=${encodeURIComponent(beforeCallId)}`);
   const result = await rewindAsReviewer(sessionId, beforeCallId, reviewer.login, false);
   revalidatePath(`/sessions/${sessionId}`);
   if (result.ok) {
@@ -19,5 +20,11 @@ export async function rewindAction(_prev: { ok: boolean; message?: string } | nu
     return { ok: true, message: `Rewound ${result.outcome.reverted_calls.length} call(s): ${c.created} created, ${c.modified} modified, ${c.deleted} deleted (call ${result.outcome.call_id}).` };
   }
   const conflicts = result.outcome?.conflicts ?? [];
-  return { ok: false, message: `${result.error.message}${conflicts.length ? ` Changed since: ${conflicts.slice(0, 10).map((c) => c.path).join(", ")}` : ""}` };
+  return { ok: false, error: { ...result.error, message: `${result.error.message}${conflicts.length ? ` Changed since: ${conflicts.slice(0, 10).map((c) => c.path).join(", ")}` : ""}` } };
+}
+
+/** A form field as text: "" when it is missing or a file. */
+function field(form: FormData, key: string): string {
+  const value = form.get(key);
+  return typeof value === "string" ? value : "";
 }

@@ -1,4 +1,4 @@
-import { revokeAgentToken } from "@/lib/dashboard/tokens";
+import { revokeAgentToken } from "@/lib/auth/agents";
 import { requireReviewer } from "@/lib/http/auth";
 import { errorResponse, json } from "@/lib/http/respond";
 import { guardDoor } from "@/lib/http/door";
@@ -15,6 +15,6 @@ export const POST = guardDoor(async function POST(req: Request, { params }: { pa
   if (!auth.ok) return auth.response;
   const { agentId } = await params;
   const result = await revokeAgentToken(agentId, auth.identity.login);
-  if (!result.ok) return errorResponse("not_found", result.message ?? `No agent ${agentId}.`, { agent_id: agentId });
-  return json({ ok: true, agent_id: agentId, ended_calls: result.endedCalls ?? [] });
+  if (!result.ok) return errorResponse(result.error.name, result.error.message, result.error.detail);
+  return json({ ok: true, agent_id: agentId, ended_calls: result.endedCalls });
 });

@@ -7,6 +7,7 @@ import { formatTime } from "@/lib/dashboard/format";
 import { DiffView } from "../../../../_components/diff-view";
 import { BUTTON, Card } from "../../../../_components/page-parts";
 import { RevealedText } from "../../../../_components/revealed-text";
+import { ErrorNote } from "../../../../_components/action-form";
 import { markReviewedAction, revertFromReviewAction, type ReviewActionState } from "../actions";
 
 /**
@@ -38,8 +39,9 @@ export function ReviewList({ sessionId, items }: { sessionId: string; items: Rev
 }
 
 function Message({ state }: { state: NonNullable<ReviewActionState> }) {
+  if (!state.ok) return <ErrorNote error={state.error} className="font-medium" />;
   return (
-    <p role={state.ok ? "status" : "alert"} className={`text-sm ${state.ok ? "text-emerald-800 dark:text-emerald-300" : "font-medium text-red-800 dark:text-red-300"}`}>
+    <p role="status" className="text-sm text-emerald-800 dark:text-emerald-300">
       {state.message}
     </p>
   );

@@ -6,6 +6,12 @@ import { db } from "@/lib/db";
 import { sha256Hex } from "@/lib/ids";
 import type { Workspace } from "@/lib/workspace/types";
 
+/**
+ * Workspace registration: the root this process serves, checked and canonicalised, registered in
+ * the Workspace table under a stable id. Every layer that needs "the workspace this instance
+ * serves" (the gateway, backups, rewinds, reveals, the start-up sweep) asks here.
+ */
+
 const globalForWs = globalThis as unknown as { agentReachWorkspace?: Promise<Workspace> };
 
 /**
