@@ -30,10 +30,15 @@ const APPROVALS = quick ? 10 : 40;
 const ROOT = path.resolve(import.meta.dirname, "..");
 const log = (line: string) => console.log(`[bench:pipeline] ${line}`);
 
-async function smallReads(server: TestServer): Promise<Section> {
+async function smallReads(server: TestServer, viaNext: TestServer): Promise<Section> {
   fs.writeFileSync(path.join(server.workspace, "small.txt"), "hello\n".repeat(50));
+  fs.writeFileSync(path.join(viaNext.workspace, "small.txt"), "hello\n".repeat(50));
   const http = () =>
     server.call("read_file", { path: "small.txt" }).then((r) => {
+      if (!r.body.ok) throw new Error(JSON.stringify(r.body));
+    });
+  const httpNext = () =>
+    viaNext.call("read_file", { path: "small.txt" }).then((r) => {
       if (!r.body.ok) throw new Error(JSON.stringify(r.body));
     });
   const mcp = new Client({ name: "bench", version: "1.0.0" });
@@ -51,11 +56,11 @@ async function smallReads(server: TestServer): Promise<Section> {
     if (r.isError) throw new Error(JSON.stringify(r.content));
   };
   const health = () => fetch(`${server.url}/api/health`).then((r) => r.arrayBuffer());
-  for (let i = 0; i < 30; i++) await Promise.all([http(), mcpRead(), refRead(), health()]);
-  // Interleave the four so a noisy neighbour on the machine hits all of them alike.
-  const samples: Record<string, number[]> = { http: [], mcp: [], ref: [], health: [] };
+  for (let i = 0; i < 30; i++) await Promise.all([http(), httpNext(), mcpRead(), refRead(), health()]);
+  // Interleave the five so a noisy neighbour on the machine hits all of them alike.
+  const samples: Record<string, number[]> = { http: [], httpNext: [], mcp: [], ref: [], health: [] };
   for (let i = 0; i < READS; i++) {
-    for (const [key, fn] of [["http", http], ["mcp", mcpRead], ["ref", refRead], ["health", health]] as const) {
+    for (const [key, fn] of [["http", http], ["httpNext", httpNext], ["mcp", mcpRead], ["ref", refRead], ["health", health]] as const) {
       const t0 = performance.now();
       await fn();
       samples[key].push(performance.now() - t0);
@@ -67,12 +72,14 @@ async function smallReads(server: TestServer): Promise<Section> {
   return {
     title: "Small audited read, side by side",
     intro:
-      "read_file of a 300-byte file, one call at a time, the four kinds interleaved: through our HTTP door (token check, session, " +
+      "read_file of a 300-byte file, one call at a time, the five kinds interleaved: through our HTTP door as the server answers it " +
+      "(directly, scripts/serve.ts) and through Next.js's route handling (a second server with AGENT_REACH_DIRECT_DOORS=off) (token check, session, " +
       "audit record committed before the read, policy, outcome committed with its hash-chained event) and our MCP door, the " +
       "reference MCP filesystem server's read_text_file over stdio (no audit), and GET /api/health (HTTP plus one SELECT).",
     header: ["path", "calls", "median ms", "p99 ms", "× reference (median)"],
     rows: [
       ["Agent Reach, HTTP door, audited", READS, ms(q.http.median), ms(q.http.p99), (q.http.median / q.ref.median).toFixed(1)],
+      ["the same through Next.js (AGENT_REACH_DIRECT_DOORS=off)", READS, ms(q.httpNext.median), ms(q.httpNext.p99), (q.httpNext.median / q.ref.median).toFixed(1)],
       ["Agent Reach, MCP door (Streamable HTTP), audited", READS, ms(q.mcp.median), ms(q.mcp.p99), (q.mcp.median / q.ref.median).toFixed(1)],
       ["reference server, stdio, no audit", READS, ms(q.ref.median), ms(q.ref.p99), "1.0"],
       ["GET /api/health (HTTP + one SELECT)", READS, ms(q.health.median), ms(q.health.p99), ""],
@@ -80,11 +87,11 @@ async function smallReads(server: TestServer): Promise<Section> {
   };
 }
 
-async function throughput(server: TestServer, label: string): Promise<(string | number)[][]> {
+async function throughput(server: TestServer, label: string, levels = [1, 8, 32]): Promise<(string | number)[][]> {
   fs.writeFileSync(path.join(server.workspace, "small.txt"), "hello\n".repeat(50));
   for (let i = 0; i < 50; i++) await server.call("read_file", { path: "small.txt" });
   const rows: (string | number)[][] = [];
-  for (const agents of [1, 8, 32]) {
+  for (const agents of levels) {
     const calls = agents === 1 ? Math.min(PER_LEVEL, 1000) : PER_LEVEL;
     let next = 0;
     const latencies: number[] = [];
@@ -281,10 +288,17 @@ async function main(): Promise<void> {
   const server = await startTestServer({ env: { AGENT_REACH_DEFAULT_PRESET: "strict" } });
   const rows: (string | number)[][] = [];
   try {
-    log("small reads");
-    const reads = await smallReads(server);
-    sections.push(reads);
-    httpMedian = Number(reads.rows[0][2]);
+    const viaNext = await startTestServer({ env: { AGENT_REACH_DEFAULT_PRESET: "strict", AGENT_REACH_DIRECT_DOORS: "off" } });
+    try {
+      log("small reads");
+      const reads = await smallReads(server, viaNext);
+      sections.push(reads);
+      httpMedian = Number(reads.rows[0][2]);
+      log("throughput, SQLite, through Next.js");
+      rows.push(...(await throughput(viaNext, "SQLite, through Next.js", [8])));
+    } finally {
+      await viaNext.stop();
+    }
     log("throughput, SQLite");
     rows.push(...(await throughput(server, "SQLite")));
     log("approvals");
