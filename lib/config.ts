@@ -209,16 +209,21 @@ function commandLimitsFrom(e: z.infer<typeof EnvSchema>): CommandLimits {
   });
 }
 
+/** A comma-separated list of workspace-relative paths, each trimmed, without `./` or trailing `/`. */
+function pathList(value: string | undefined): string[] {
+  return (value ?? "")
+    .split(",")
+    .map((s) => s.trim().replace(/^\.\//, "").replace(/\/+$/, ""))
+    .filter(Boolean);
+}
+
 /**
  * AGENT_REACH_SANDBOX_READONLY: comma-separated workspace-relative paths or globs. Each must be
  * relative, without `..`, and start with a literal name (the part before the first wildcard is
  * what the sandbox makes read-only, so `*.sh` would mean the whole workspace).
  */
 function readOnlyList(value: string | undefined): string[] {
-  const entries = (value ?? "")
-    .split(",")
-    .map((s) => s.trim().replace(/^\.\//, "").replace(/\/+$/, ""))
-    .filter(Boolean);
+  const entries = pathList(value);
   for (const entry of entries) {
     const segments = entry.split("/");
     if (path.isAbsolute(entry) || segments.includes("..") || segments.includes(".") || /[*?[\]{}!]/.test(segments[0])) {
@@ -233,10 +238,7 @@ function readOnlyList(value: string | undefined): string[] {
  * `**\/fixtures/*.pem`). Each must be relative and without `..`; picomatch must accept it.
  */
 function exposeList(value: string | undefined): string[] {
-  const entries = (value ?? "")
-    .split(",")
-    .map((s) => s.trim().replace(/^\.\//, "").replace(/\/+$/, ""))
-    .filter(Boolean);
+  const entries = pathList(value);
   for (const entry of entries) {
     const segments = entry.split("/");
     let valid = !path.isAbsolute(entry) && !segments.includes("..") && !segments.includes(".");

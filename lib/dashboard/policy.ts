@@ -4,7 +4,7 @@ import { errorBody, toErrorBody, type ErrorBody } from "@/lib/errors";
 import { askPolicy } from "@/lib/gateway/contexts";
 import { workspacePreset } from "@/lib/policy/preset-store";
 import { PRESET_NAMES, type PresetName } from "@/lib/policy/presets";
-import { readRuleOptions } from "@/lib/policy/rule-store";
+import { optionalText, readRuleOptions } from "@/lib/policy/rule-store";
 import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import type { PolicyVerdict, RuleOptions } from "@/lib/policy/types";
 import { getTool, TOOLS } from "@/lib/tools/registry";
@@ -100,15 +100,6 @@ export interface TryTool {
 export function tryTools(): TryTool[] {
   return TOOLS.map((t) => ({ name: t.name, field: t.risk === "exec" ? "command" : t.risk === "network" ? "url" : "path" }));
 }
-
-const optionalText = (max: number) =>
-  z
-    .string()
-    .max(max)
-    .transform((s) => s.trim())
-    .transform((s) => (s === "" ? null : s))
-    .nullable()
-    .default(null);
 
 /** A sample for the "try it" box. */
 export const TrySample = z.object({

@@ -130,7 +130,8 @@ export function readRuleOptions(text: string | null): ReadOptions {
   return { ok: true, options: { ...(hasLimits && { limits }), ...(redact !== undefined && { redact }) } };
 }
 
-const optionalText = (max: number) =>
+/** An optional text field of a form: trimmed, at most `max` characters, empty → null. */
+export const optionalText = (max: number) =>
   z
     .string()
     .max(max)
