@@ -13,9 +13,9 @@ import { promisify } from "node:util";
  *   with equal bytes and mode, e.g. after `touch`, is no change);
  * - a whiteout (a 0/0 character device): the lower entry was deleted (a directory with all its
  *   contents);
- * - an opaque directory (xattr `trusted.overlay.opaque=y`, `user.overlay.opaque` in a user
- *   namespace): the directory was replaced, so every lower entry below it that the upper layer
- *   does not hold again was deleted.
+ * - an opaque directory (xattr `trusted.overlay.opaque=y`; a `user.overlay.opaque` the command set
+ *   itself is not a marker, see `readOverlayXattrs`): the directory was replaced, so every lower
+ *   entry below it that the upper layer does not hold again was deleted.
  * A rename shows as a delete and a create. Other special files (FIFOs, sockets, devices) are not
  * applied and come back in `skipped`.
  */
@@ -119,16 +119,23 @@ async function opaqueDirs(upper: string, rels: string[]): Promise<Set<string>> {
   return found;
 }
 
-/** overlay xattrs (`trusted.overlay.*`, `user.overlay.*`) present on each of `files`. */
+/**
+ * overlay xattrs (`trusted.overlay.*`) present on each of `files`. Only the `trusted.` namespace
+ * counts: the gateway mounts its overlays as root without `userxattr`, so overlayfs writes its
+ * markers there, where a command in the box (without CAP_SYS_ADMIN) cannot. A `user.overlay.*`
+ * attribute in the upper layer was set by the command itself (plain user xattrs pass through the
+ * overlay) and is data, not a marker: trusting it would let a command "delete" whatever lies below
+ * a directory it marks, read-only paths included.
+ */
 async function readOverlayXattrs(files: string[]): Promise<Map<string, Set<string>>> {
   const result = new Map<string, Set<string>>();
   const add = (file: string, name: string) => {
-    const short = name.replace(/^(trusted|user)\.overlay\./, "");
+    const short = name.replace(/^trusted\.overlay\./, "");
     if (!result.has(file)) result.set(file, new Set());
     result.get(file)!.add(short);
   };
   try {
-    const { stdout } = await execFileAsync("getfattr", ["--absolute-names", "-h", "-d", "-m", "^(trusted|user)\\.overlay\\.", "--", ...files], {
+    const { stdout } = await execFileAsync("getfattr", ["--absolute-names", "-h", "-d", "-m", "^trusted\\.overlay\\.", "--", ...files], {
       maxBuffer: 64 << 20,
     });
     let current = "";
@@ -147,7 +154,7 @@ async function readOverlayXattrs(files: string[]): Promise<Map<string, Set<strin
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
   }
   const script =
-    "import os,sys,json\nout={}\nfor f in sys.argv[1:]:\n  names=[]\n  for n in os.listxattr(f,follow_symlinks=False):\n    if n.startswith(('trusted.overlay.','user.overlay.')):\n      if n.endswith('.opaque') and os.getxattr(f,n,follow_symlinks=False)!=b'y': continue\n      names.append(n)\n  out[f]=names\nprint(json.dumps(out))";
+    "import os,sys,json\nout={}\nfor f in sys.argv[1:]:\n  names=[]\n  for n in os.listxattr(f,follow_symlinks=False):\n    if n.startswith('trusted.overlay.'):\n      if n.endswith('.opaque') and os.getxattr(f,n,follow_symlinks=False)!=b'y': continue\n      names.append(n)\n  out[f]=names\nprint(json.dumps(out))";
   const { stdout } = await execFileAsync("python3", ["-c", script, ...files], { maxBuffer: 64 << 20 });
   for (const [file, names] of Object.entries(JSON.parse(stdout) as Record<string, string[]>)) for (const n of names) add(file, n);
   return result;
@@ -168,6 +175,21 @@ function splitOnce(s: string, sep: string): [string, string] {
 
 function isWhiteout(st: Stats): boolean {
   return st.isCharacterDevice() && st.rdev === 0;
+}
+
+/**
+ * The mode a file or directory of the upper layer is applied with: its permission bits and the
+ * sticky bit, never setuid or setgid. The command ran as root in the box, so a set-id bit it set
+ * would make the file run as root (or its group) for whoever starts it on the host.
+ */
+export function appliedMode(mode: number): number {
+  return mode & 0o1777;
+}
+
+/** The state of an upper-layer entry as it will be applied (see `appliedMode`). */
+function afterOf(st: Stats, link?: string): EntryState {
+  const state = stateOf(st, link);
+  return state.type === "symlink" ? state : { ...state, mode: appliedMode(state.mode) };
 }
 
 function stateOf(st: Stats, link?: string): EntryState {
@@ -193,14 +215,14 @@ async function walk(upper: string, root: string, rel: string, opaque: Set<string
     }
     if (up.isDirectory()) {
       if (low?.isDirectory()) {
-        if ((low.mode & 0o7777) !== (up.mode & 0o7777)) {
-          out.entries.push({ path: p, kind: "mode", before: stateOf(low), after: stateOf(up) });
+        if ((low.mode & 0o7777) !== appliedMode(up.mode)) {
+          out.entries.push({ path: p, kind: "mode", before: stateOf(low), after: afterOf(up) });
         }
         await walk(upper, root, p, opaque, out);
         if (opaque.has(p)) await deleteHiddenBelow(upper, root, p, out);
       } else {
         if (low) await deleteLower(root, p, low, out);
-        out.entries.push({ path: p, kind: "dir_created", before: null, after: stateOf(up) });
+        out.entries.push({ path: p, kind: "dir_created", before: null, after: afterOf(up) });
         await walkCreated(upper, p, out);
       }
       continue;
@@ -210,21 +232,21 @@ async function walk(upper: string, root: string, rel: string, opaque: Set<string
       if (low?.isSymbolicLink() && (await fs.readlink(lowAbs)) === link) continue;
       if (low?.isDirectory()) await deleteLower(root, p, low, out);
       const before = low && !low.isDirectory() ? stateOf(low, low.isSymbolicLink() ? await fs.readlink(lowAbs) : undefined) : null;
-      out.entries.push({ path: p, kind: "symlink", before, after: stateOf(up, link), source: path.join(upper, p) });
+      out.entries.push({ path: p, kind: "symlink", before, after: afterOf(up, link), source: path.join(upper, p) });
       continue;
     }
     if (up.isFile()) {
       const source = path.join(upper, p);
       if (low?.isFile()) {
-        const sameMode = (low.mode & 0o7777) === (up.mode & 0o7777);
+        const sameMode = (low.mode & 0o7777) === appliedMode(up.mode);
         const sameBytes = low.size === up.size && (await sameContent(lowAbs, source));
         if (sameBytes && sameMode) continue;
-        out.entries.push({ path: p, kind: sameBytes ? "mode" : "modified", before: stateOf(low), after: stateOf(up), source });
+        out.entries.push({ path: p, kind: sameBytes ? "mode" : "modified", before: stateOf(low), after: afterOf(up), source });
         continue;
       }
       if (low?.isDirectory()) await deleteLower(root, p, low, out);
       const before = low?.isSymbolicLink() ? stateOf(low, await fs.readlink(lowAbs)) : null;
-      out.entries.push({ path: p, kind: before ? "modified" : "created", before, after: stateOf(up), source });
+      out.entries.push({ path: p, kind: before ? "modified" : "created", before, after: afterOf(up), source });
       continue;
     }
     out.skipped.push({ path: p, reason: "special file (FIFO, socket or device): not applied to the workspace" });
@@ -241,12 +263,12 @@ async function walkCreated(upper: string, rel: string, out: ReadResult): Promise
     const st = stats[i];
     if (isWhiteout(st)) continue;
     if (st.isDirectory()) {
-      out.entries.push({ path: p, kind: "dir_created", before: null, after: stateOf(st) });
+      out.entries.push({ path: p, kind: "dir_created", before: null, after: afterOf(st) });
       await walkCreated(upper, p, out);
     } else if (st.isSymbolicLink()) {
-      out.entries.push({ path: p, kind: "symlink", before: null, after: stateOf(st, await fs.readlink(abs)), source: abs });
+      out.entries.push({ path: p, kind: "symlink", before: null, after: afterOf(st, await fs.readlink(abs)), source: abs });
     } else if (st.isFile()) {
-      out.entries.push({ path: p, kind: "created", before: null, after: stateOf(st), source: abs });
+      out.entries.push({ path: p, kind: "created", before: null, after: afterOf(st), source: abs });
     } else {
       out.skipped.push({ path: p, reason: "special file (FIFO, socket or device): not applied to the workspace" });
     }

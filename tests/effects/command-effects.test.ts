@@ -163,3 +163,32 @@ describe("capture and apply", () => {
     expect(read("node_modules/dep/package.json")).toContain("scripts");
   });
 });
+
+describe("what a boxed command cannot carry out of the box", () => {
+  const boxed = (command: string) => runBoxed(ws, command, { sandbox: true });
+  const modeOf = (rel: string) => fs.statSync(path.join(ws.root, rel)).mode & 0o7777;
+
+  it("setuid and setgid bits are never applied: files and directories land without them", async () => {
+    put("existing.sh", "#!/bin/sh\n", 0o755);
+    const r = await boxed("cp /bin/true made && chmod 4755 made && chmod 6755 existing.sh && mkdir shared && chmod 2777 shared && mkdir sticky && chmod 1777 sticky");
+    expect(r.result.exit_code, r.result.stderr).toBe(0);
+    expect(r.changes?.status).toBe("applied");
+    expect(modeOf("made")).toBe(0o755);
+    expect(modeOf("existing.sh")).toBe(0o755);
+    expect(modeOf("shared")).toBe(0o777);
+    expect(modeOf("sticky")).toBe(0o1777); // the sticky bit runs nothing
+  });
+
+  it.each([
+    ["a workspace directory", "src", "src/index.js"],
+    ["the repository's read-only internals", ".git", ".git/HEAD"],
+  ])("a user.overlay.opaque attribute it sets on %s deletes nothing", async (_what, dir, victim) => {
+    put("src/index.js", "console.log(1)\n");
+    put(".git/HEAD", "ref: refs/heads/main\n");
+    put(".git/config", "[core]\n");
+    const r = await boxed(`python3 -c "import os; os.setxattr('${dir}', 'user.overlay.opaque', b'y'); os.setxattr('${dir}', 'user.overlay.redirect', b'/elsewhere')" && echo set`);
+    expect(r.result.stdout).toBe("set\n");
+    expect(r.changes?.deleted ?? 0).toBe(0);
+    expect(fs.existsSync(path.join(ws.root, victim))).toBe(true);
+  });
+});
