@@ -68,7 +68,7 @@ async function main(): Promise<void> {
   await app.prepare();
   const nextHandler = app.getRequestHandler();
   const directDoors = process.env.AGENT_REACH_DIRECT_DOORS !== "off";
-  const fallbackHost = `${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
+  const serverHost = `${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
 
   const server = http.createServer((req, res) => {
     const direct = directDoors ? directRoute(req.method, req.url) : null;
@@ -84,7 +84,7 @@ async function main(): Promise<void> {
         const refused = hostCheckResponse(request);
         return refused ?? direct(request);
       },
-      { fallbackHost, maxBodyBytes: config.maxBodyBytes },
+      { serverHost, maxBodyBytes: config.maxBodyBytes },
     ).catch((err) => {
       console.error("[agent-reach] answering failed:", err);
       res.destroy();
@@ -95,7 +95,7 @@ async function main(): Promise<void> {
     server.once("error", reject);
     server.listen(port, hostname, () => resolve());
   });
-  console.log(`[agent-reach] server listening on ${fallbackHost}`);
+  console.log(`[agent-reach] server listening on ${serverHost}`);
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
     process.once(signal, () => {
       server.close();

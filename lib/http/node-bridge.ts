@@ -14,14 +14,14 @@ import { envelopeResponse } from "@/lib/http/respond";
  */
 
 /**
- * A Fetch `Request` for a Node request. The URL is built from the Host header (as Next.js does;
- * the doors check the header themselves) or from `fallbackHost` when the header cannot form a
- * URL. The body is read first, up to `maxBodyBytes + 1` bytes (a longer one is cut there, so the
+ * A Fetch `Request` for a Node request. The URL is built from `serverHost` (the address the
+ * server listens on) and the request target; the Host header is passed on as sent, for the
+ * door's own check. The body is read first, up to `maxBodyBytes + 1` bytes (a longer one is cut there, so the
  * door still sees it is too large and refuses it; Node discards the rest): a buffered body costs
  * far less than a Node-to-Web stream for the small JSON bodies agents send.
  * @param signal aborted when the client disconnects (see `serveWeb`).
  */
-export async function webRequestFrom(req: IncomingMessage, signal: AbortSignal, fallbackHost: string, maxBodyBytes: number): Promise<Request> {
+export async function webRequestFrom(req: IncomingMessage, signal: AbortSignal, serverHost: string, maxBodyBytes: number): Promise<Request> {
   const headers = new Headers();
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
     try {
@@ -30,9 +30,10 @@ export async function webRequestFrom(req: IncomingMessage, signal: AbortSignal, 
       // A header value Fetch refuses (a control character): Node's parser let it through; drop it.
     }
   }
-  const host = req.headers.host ?? fallbackHost;
+  // The URL names the server itself: the Host header (checked by the door) stays in `headers`,
+  // and a hostile one (`evil@127.0.0.1`, which Fetch refuses in a URL) cannot break the request.
   const target = req.url ?? "/";
-  const url = URL.canParse(`http://${host}${target}`) ? `http://${host}${target}` : `http://${fallbackHost}${target.startsWith("/") ? target : "/"}`;
+  const url = `http://${serverHost}${target.startsWith("/") ? target : "/"}`;
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
   const body = hasBody ? new Uint8Array(await readBody(req, maxBodyBytes + 1)) : undefined;
   return new Request(url, { method: req.method, headers, signal, ...(body && { body }) });
@@ -131,7 +132,7 @@ export async function serveWeb(
   req: IncomingMessage,
   res: ServerResponse,
   handler: (req: Request) => Promise<Response>,
-  options: { fallbackHost: string; maxBodyBytes: number },
+  options: { serverHost: string; maxBodyBytes: number },
 ): Promise<void> {
   const controller = new AbortController();
   res.once("close", () => {
@@ -139,7 +140,7 @@ export async function serveWeb(
   });
   let response: Response;
   try {
-    response = await handler(await webRequestFrom(req, controller.signal, options.fallbackHost, options.maxBodyBytes));
+    response = await handler(await webRequestFrom(req, controller.signal, options.serverHost, options.maxBodyBytes));
   } catch (err) {
     console.error(`[agent-reach] ${req.method} ${req.url} failed:`, err);
     response = envelopeResponse(failure(null, errorBody("internal", "Internal error.")));
