@@ -44,6 +44,17 @@ export const SENSITIVE_PATHS: Array<[id: string, glob: string, note: string]> = 
   ["keystores", "**/*.{p12,pfx,jks,keystore}", "key stores"],
   ["netrc", "**/{.netrc,.npmrc,.pypirc}", "files that commonly hold registry or login tokens"],
   ["cloud-credentials", "**/{.aws,.gcloud,.azure,.kube}/**", "cloud credentials"],
+  [
+    "credential-files",
+    "**/{.pgpass,.git-credentials,credentials.json,client_secret*.json,service-account*.json,*.tfvars,*.tfvars.json,*.tfstate,*.tfstate.backup,.dev.vars,*.p8,*.ppk,*.kdbx,.docker/config.json,.m2/settings.xml,.gradle/gradle.properties,.vault-token,.htpasswd,.s3cfg,.boto,.my.cnf,.terraformrc,terraform.rc}",
+    "files that commonly hold database, cloud, registry or deploy credentials",
+  ],
+  [
+    "secret-copies",
+    // (`[.]` rather than `..`, which a brace list reads as a range)
+    "**/{*.env,env.backup,env.bak,#.env*#,.env*.sw[a-z],.[.]env*.sw[a-z],.env*~,*.pem.{bak,old,orig,save,tmp,sw[a-z]},.*.pem.sw[a-z],*.key.{bak,old,orig,save,tmp},.*.key.sw[a-z],.id_{rsa,dsa,ecdsa,ed25519}*.sw[a-z],#id_{rsa,dsa,ecdsa,ed25519}*#}",
+    "backup, swap and autosave copies of secret files hold the same secrets",
+  ],
 ];
 
 /** Read-only shell commands allowed without review (patterns: command-pattern.ts). */

@@ -43,6 +43,23 @@ const SECRETS: Record<string, string> = {
   "weird name/with space/.env": `${MARK}-space\n`,
   "uni/ünïcødé/.env": `${MARK}-unicode\n`,
   "nl\ndir/.env": `${MARK}-newline\n`,
+  // Copies under other names, and credential files of other tools.
+  "#.env#": `${MARK}-emacs-autosave\n`,
+  "..env.swp": `${MARK}-vim-swap\n`,
+  "env.backup": `${MARK}-backup\n`,
+  "certs/server.pem.bak": `${MARK}-pem-bak\n`,
+  "certs/.server.pem.swp": `${MARK}-pem-swap\n`,
+  ".id_rsa.swp": `${MARK}-key-swap\n`,
+  "deploy/prod.env": `${MARK}-named-env\n`,
+  ".pgpass": `db:5432:*:u:${MARK}-pgpass\n`,
+  ".git-credentials": `https://u:${MARK}-gitcred@github.com\n`,
+  "gcp/credentials.json": `{"k":"${MARK}-gcp"}\n`,
+  "infra/prod.tfvars": `db_password = "${MARK}-tfvars"\n`,
+  "infra/terraform.tfstate": `{"v":"${MARK}-tfstate"}\n`,
+  ".docker/config.json": `{"auths":{"x":{"auth":"${MARK}-docker"}}}\n`,
+  ".dev.vars": `KEY=${MARK}-devvars\n`,
+  "apple/AuthKey.p8": `${MARK}-p8\n`,
+  ".m2/settings.xml": `<password>${MARK}-maven</password>\n`,
 };
 const TEMPLATE = "API_KEY=put-yours-here\n";
 
@@ -101,6 +118,7 @@ describe("every spelling of a read sees the secret empty", () => {
     ["*.pem", "cat certs/server.pem"],
     ["*.key", "cat config/app.key"],
     [".npmrc", "cat .npmrc"],
+    ["copies and other credential files", `for f in '#.env#' ..env.swp env.backup certs/server.pem.bak certs/.server.pem.swp .id_rsa.swp deploy/prod.env .pgpass .git-credentials gcp/credentials.json infra/prod.tfvars infra/terraform.tfstate .docker/config.json .dev.vars apple/AuthKey.p8 .m2/settings.xml; do rev "$f"; done`],
     ["a path with spaces", 'cat "weird name/with space/.env"'],
     ["a unicode path", "cat uni/ünïcødé/.env"],
     ["a path with a newline", `cat "$(printf 'nl\\ndir')/.env"`],
