@@ -25,7 +25,8 @@ function cache(): Map<string, Cached> {
 /**
  * The audit Session a call belongs to: the agent's own session key (`X-Agent-Session` header,
  * MCP session id, hook session id) when given, else one session per agent token per server start.
- * The id is cached per (workspace, agent, key) for 30 s, so a busy agent costs one upsert per 30 s
+ * A key another token opened first gets this token's own session (`<key>@<agent id>`). The id is
+ * cached per (workspace, agent, key) for 30 s, so a busy agent costs one upsert per 30 s
  * instead of one per call.
  * @returns the Session id (created on first use, `lastCallAt` refreshed).
  */
@@ -42,12 +43,18 @@ export async function resolveSession(input: {
   const hit = cache().get(key);
   if (hit && Date.now() - hit.at < CACHE_MS) return hit.id;
   const now = new Date();
-  const session = await db().session.upsert({
-    where: { workspaceId_externalId: { workspaceId: input.workspaceId, externalId } },
-    create: { id: newId("ses"), workspaceId: input.workspaceId, agentId: input.agentId, externalId, door: input.door, startedAt: now, lastCallAt: now },
-    update: { lastCallAt: now },
-    select: { id: true },
-  });
+  const upsert = (id: string) =>
+    db().session.upsert({
+      where: { workspaceId_externalId: { workspaceId: input.workspaceId, externalId: id } },
+      create: { id: newId("ses"), workspaceId: input.workspaceId, agentId: input.agentId, externalId: id, door: input.door, startedAt: now, lastCallAt: now },
+      update: { lastCallAt: now },
+      select: { id: true, agentId: true },
+    });
+  let session = await upsert(externalId);
+  // A session belongs to the token that opened it: another token naming the same key gets a
+  // session of its own, so it neither joins that session's timeline nor inherits the "don't ask
+  // again" grants a reviewer scoped to it.
+  if (input.agentId && session.agentId !== input.agentId) session = await upsert(`${externalId}@${input.agentId}`);
   if (cache().size > 10_000) cache().clear();
   cache().set(key, { id: session.id, at: Date.now() });
   return session.id;
