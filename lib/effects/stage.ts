@@ -117,6 +117,15 @@ function holdsByPath(rel: string): boolean {
   return sensitiveMatcher(rel) || (runsLaterMatcher(rel) && (!inBulkyDir(rel) || installedProgramsMatcher(rel)));
 }
 
+/**
+ * Whether paths below `rel` would hold a change set (`holdsByPath`), probed with the child paths
+ * the runs-later and secret lists name below a directory: a link at `rel` to a directory would
+ * give those names to whatever it points at.
+ */
+function linkNameHoldsTree(rel: string): boolean {
+  return ["x", "x/x", "workflows/x", "actions/x", "bin/x", "hooks/x"].some((child) => holdsByPath(`${rel}/${child}`));
+}
+
 const installedProgramsMatcher = picomatch(RUNS_LATER_PATHS.filter(([id]) => id === "installed-programs").map(([, glob]) => glob), GLOB_OPTIONS);
 
 /** Deletions above which a change set is held (AGENT_REACH_EFFECTS_MAX_DELETIONS, default 50). */
@@ -255,7 +264,14 @@ export async function stageEntries(input: {
     // A link can give a risky name to anything (`.vscode` → a directory of tasks, `.github` →
     // workflows written elsewhere): a command that creates or retargets one outside the generated
     // directories is held, so a person sees where it points.
-    if (e.after?.type === "symlink" && e.after.link !== e.before?.link && !inBulkyDir(e.path) && !(await linksToFile(input.root, e.path, e.after.link, afterTypes))) {
+    // A link whose name stands for a directory of such files (`.claude`, `node_modules/.bin`,
+    // `.github`) is held wherever it is and whatever it points at now: a file it points at can be
+    // replaced by a directory later, in a change that touches only the target.
+    if (
+      e.after?.type === "symlink" &&
+      e.after.link !== e.before?.link &&
+      (linkNameHoldsTree(e.path) || (!inBulkyDir(e.path) && !(await linksToFile(input.root, e.path, e.after.link, afterTypes))))
+    ) {
       symlinks.push(`${e.path} → ${e.after.link ?? "?"}`);
     }
 

@@ -180,6 +180,20 @@ describe("what a boxed command cannot carry out of the box", () => {
   });
 
   it.each([
+    ["node_modules/.bin made a link to a directory of the agent's programs", "mkdir -p tools/bin node_modules && echo '#!/bin/sh' > tools/bin/node && ln -s ../tools/bin node_modules/.bin"],
+    [".claude made a link to a file (which a later change could turn into a directory)", "mkdir -p node_modules/cc && touch node_modules/cc/f && ln -s node_modules/cc/f .claude"],
+    [".github made a link to a file", "touch notes && ln -s notes .github"],
+    [".venv/bin made a link", "mkdir -p .venv tools && ln -s ../tools .venv/bin"],
+  ])("a link whose name stands for a directory that runs later holds: %s", async (_what, command) => {
+    const before = treeHash(ws.root);
+    // No call row exists here, so holding fails after the journal is written; the workspace is untouched either way.
+    await expect(boxed(command)).rejects.toThrow(/left "running"/);
+    expect(treeHash(ws.root)).toBe(before);
+    const set = await db().changeSet.findFirst({ where: { status: "held" }, orderBy: { createdAt: "desc" } });
+    expect(JSON.parse(set!.summaryJson).hold_reasons.join(" ")).toMatch(/links /);
+  });
+
+  it.each([
     ["a workspace directory", "src", "src/index.js"],
     ["the repository's read-only internals", ".git", ".git/HEAD"],
   ])("a user.overlay.opaque attribute it sets on %s deletes nothing", async (_what, dir, victim) => {
