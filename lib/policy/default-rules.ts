@@ -52,7 +52,7 @@ export const SENSITIVE_PATHS: Array<[id: string, glob: string, note: string]> = 
   [
     "secret-copies",
     // (`[.]` rather than `..`, which a brace list reads as a range)
-    "**/{*.env,env.backup,env.bak,#.env*#,.env*.sw[a-z],.[.]env*.sw[a-z],.env*~,*.pem.{bak,old,orig,save,tmp,sw[a-z]},.*.pem.sw[a-z],*.key.{bak,old,orig,save,tmp},.*.key.sw[a-z],.id_{rsa,dsa,ecdsa,ed25519}*.sw[a-z],#id_{rsa,dsa,ecdsa,ed25519}*#}",
+    "**/{?*.env,env.backup,env.bak,#.env*#,.env*.sw[a-z],.[.]env*.sw[a-z],.env*~,*.pem.{bak,old,orig,save,tmp,sw[a-z]},.*.pem.sw[a-z],*.key.{bak,old,orig,save,tmp},.*.key.sw[a-z],.id_{rsa,dsa,ecdsa,ed25519}*.sw[a-z],#id_{rsa,dsa,ecdsa,ed25519}*#}",
     "backup, swap and autosave copies of secret files hold the same secrets",
   ],
 ];

@@ -37,7 +37,7 @@ interface Span {
  */
 export function redactEncoded(text: string, find: SecretFinder): string {
   if (text.length < 2 * MIN_BYTES) return text;
-  const spans: Span[] = [...dumpTableSpans(text, find), ...hexRunSpans(text, find), ...base64Spans(text, find)];
+  const spans = encodedSpans(text, find);
   if (spans.length === 0) return text;
   // Overlapping spans merge (a table row is also a hex run); the widest kind wins.
   spans.sort((a, b) => a.from - b.from || b.to - a.to);
@@ -54,6 +54,28 @@ export function redactEncoded(text: string, find: SecretFinder): string {
     at = s.to;
   }
   return out + text.slice(at);
+}
+
+/**
+ * Longest stretch of text scanned at once (characters), and how much consecutive stretches
+ * overlap. The regular-expression engine keeps backtracking state per character of a run, and one
+ * run of a few million characters (a large file of one repeated letter) overflows its stack;
+ * stretches of 1 Mi characters stay far below that. An encoded secret is a few hundred
+ * characters, so one that straddles a boundary lies whole in the overlap of the next stretch.
+ */
+const WINDOW = 1 << 20;
+const OVERLAP = 1 << 16;
+
+/** The spans to mask in `text`: hex dump tables, hex runs and base64 runs, stretch by stretch. */
+function encodedSpans(text: string, find: SecretFinder): Span[] {
+  const spans: Span[] = [];
+  for (let start = 0; ; start += WINDOW - OVERLAP) {
+    const part = start === 0 && text.length <= WINDOW ? text : text.slice(start, start + WINDOW);
+    for (const s of [...dumpTableSpans(part, find), ...hexRunSpans(part, find), ...base64Spans(part, find)]) {
+      spans.push({ ...s, from: s.from + start, to: s.to + start });
+    }
+    if (start + WINDOW >= text.length) return spans;
+  }
 }
 
 /** Spans of `text` covering the bytes of each secret, given each byte's character range. */

@@ -119,3 +119,19 @@ describe("no pattern can stall the server", () => {
     expect(redactText(once)).toBe(once);
   });
 });
+
+describe("very large texts", () => {
+  it("a run of millions of one letter is scanned without overflowing the regular-expression stack", () => {
+    const text = "x".repeat(8_000_000);
+    expect(redactText(text)).toBe(text);
+  });
+
+  it("an encoded secret straddling the boundary of two scanned stretches is still masked", () => {
+    const secret = Buffer.from("aws_access_key_id AKIAIOSFODNN7EXAMPLE trailing").toString("base64");
+    const at = (1 << 20) - 20; // the first stretch ends inside the encoded secret
+    const text = `${". ".repeat(at / 2)}${secret}\n${". ".repeat(600_000)}`;
+    const out = redactText(text);
+    expect(out).not.toContain(secret);
+    expect(out).toMatch(/\[REDACTED:aws_access_key:\d+\]/);
+  });
+});
