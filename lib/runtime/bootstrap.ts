@@ -64,8 +64,10 @@ async function writeSampleFile(root: string): Promise<void> {
     "",
     "- list_directory {\"path\": \".\"}",
     "- read_file {\"path\": \"README.md\", \"limit\": 20}",
-    "- write_file {\"path\": \"notes.md\", \"content\": \"# Notes\\n\"}: waits for a reviewer's approval",
-    "  in the dashboard (default wait 30 s; then it answers 601 and keeps waiting in the queue).",
+    "- write_file {\"path\": \"notes.md\", \"content\": \"# Notes\\n\"}: applies at once under the default",
+    "  preset (balanced), backed up and shown in the dashboard's review stream; a write to a file that",
+    "  runs later (a Makefile, package.json, CI files) waits for a reviewer's approval (default wait",
+    "  30 s; then it answers 601 and keeps waiting in the queue). Under strict every write waits.",
     "",
   ].join("\n");
   await fs.promises.writeFile(path.join(root, SAMPLE_FILE), text, { flag: "wx" }).catch((err: NodeJS.ErrnoException) => {
