@@ -177,9 +177,12 @@ function escapeRegExp(s: string): string {
 
 /** Masks only this server's own secrets in `text` (see `secretSpellings`). Idempotent. */
 export function redactServerSecrets(text: string): string {
-  const { re } = secretStore();
-  if (!re) return text;
-  return text.replace(re, (m) => marker("server_secret", m.length));
+  return maskServerSecrets(secretStore(), text);
+}
+
+/** `redactServerSecrets` with the store already at hand (one look-up per value, not per string). */
+function maskServerSecrets(store: ServerSecretStore, text: string): string {
+  return store.re ? text.replace(store.re, (m) => marker("server_secret", m.length)) : text;
 }
 
 /**
@@ -241,7 +244,7 @@ function redactTextWith(store: ServerSecretStore, text: string): string {
 }
 
 function scanText(store: ServerSecretStore, text: string): string {
-  let out = store.re ? text.replace(store.re, (m) => marker("server_secret", m.length)) : text;
+  let out = maskServerSecrets(store, text);
   // Secrets written as spaced hex, hex dump tables or wrapped base64 (lib/redact/encoded.ts):
   // decoded, and masked only where the decoded bytes hold a secret.
   out = redactEncoded(out, findInDecoded);
@@ -309,7 +312,7 @@ function redactInner(store: ServerSecretStore, value: unknown, key: string | nul
   if (value && typeof value === "object" && !(value instanceof Date)) {
     const out: Record<string, unknown> = {};
     // Member names come from data too (transform's CSV headers): the server's own secrets are masked there as well.
-    for (const [k, v] of Object.entries(value)) out[store.re ? k.replace(store.re, (m) => marker("server_secret", m.length)) : k] = redactInner(store, v, k);
+    for (const [k, v] of Object.entries(value)) out[maskServerSecrets(store, k)] = redactInner(store, v, k);
     return out;
   }
   return value;

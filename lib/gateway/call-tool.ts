@@ -190,9 +190,10 @@ export async function decideCall(caller: Caller, toolName: string, rawArgs: unkn
     ...(caller.description !== undefined && { description: caller.description }),
     traceparent: caller.traceparent ?? null,
   });
-  if (tooDeep || getTool(toolName)?.risk !== "read") await receipt.send();
+  const tool = getTool(toolName);
+  if (tooDeep || tool?.risk !== "read") await receipt.send();
   try {
-    return await decideRecorded(caller, toolName, rawArgs, options, { callId, sessionId, workspace, actor, tooDeep, receipt });
+    return await decideRecorded(caller, toolName, rawArgs, options, { callId, sessionId, workspace, actor, tooDeep, receipt, tool });
   } catch (err) {
     // Whatever failed (most likely the database), the call keeps its received record.
     await receipt.send();
@@ -206,10 +207,10 @@ async function decideRecorded(
   toolName: string,
   rawArgs: unknown,
   options: DecideOptions,
-  call: { callId: string; sessionId: string; workspace: Workspace; actor: string; tooDeep: boolean; receipt: Receipt },
+  call: { callId: string; sessionId: string; workspace: Workspace; actor: string; tooDeep: boolean; receipt: Receipt; tool: ToolDefinition | undefined },
 ): Promise<Decision> {
   const config = getConfig();
-  const { callId, sessionId, workspace, actor, tooDeep, receipt } = call;
+  const { callId, sessionId, workspace, actor, tooDeep, receipt, tool } = call;
   const reject = async (error: ErrorBody, notes: AuditNotes = {}, status: "rejected" | "denied" = "rejected", extra = {}): Promise<Decision> => {
     const envelope = failure(callId, error);
     await receipt.with(() => finishCall(callId, ["received"], status, envelope, { actor: "system", notes, extra }));
@@ -222,7 +223,6 @@ async function decideRecorded(
   if (caller.agent?.workspaceId && caller.agent.workspaceId !== workspace.id) {
     return reject(errorBody("forbidden", "This agent token is scoped to another workspace.", { workspace_id: workspace.id }));
   }
-  const tool = getTool(toolName);
   if (!tool) return reject(errorBody("unknown_tool", `No tool named "${toolName}". GET /api/tools lists the tools.`, { tool: toolName }));
 
   const parsed = tool.input.safeParse(rawArgs);
