@@ -87,6 +87,7 @@ const HOLD_SENSITIVE = SENSITIVE_PATHS.filter(([id]) => id !== "git-dir" && id !
 
 const sensitiveMatcher = picomatch(HOLD_SENSITIVE, GLOB_OPTIONS);
 const runsLaterMatcher = picomatch([...RUNS_LATER_GLOBS], GLOB_OPTIONS);
+const installedProgramsMatcher = picomatch(RUNS_LATER_PATHS.filter(([id]) => id === "installed-programs").map(([, glob]) => glob), GLOB_OPTIONS);
 
 /**
  * Whether a symlink at `rel` with target `link` names a regular file inside the workspace, as the
@@ -125,8 +126,6 @@ function holdsByPath(rel: string): boolean {
 function linkNameHoldsTree(rel: string): boolean {
   return ["x", "x/x", "workflows/x", "actions/x", "bin/x", "hooks/x"].some((child) => holdsByPath(`${rel}/${child}`));
 }
-
-const installedProgramsMatcher = picomatch(RUNS_LATER_PATHS.filter(([id]) => id === "installed-programs").map(([, glob]) => glob), GLOB_OPTIONS);
 
 /** Deletions above which a change set is held (AGENT_REACH_EFFECTS_MAX_DELETIONS, default 50). */
 export function maxDeletions(): number {
@@ -261,12 +260,11 @@ export async function stageEntries(input: {
     // Generated directories (node_modules, caches) hold package.json files of their own that
     // nothing here runs; a .gitignore'd .envrc or Makefile still runs later, so it still holds.
     if (holdsByPath(e.path)) sensitive.add(e.path);
-    // A link can give a risky name to anything (`.vscode` → a directory of tasks, `.github` →
-    // workflows written elsewhere): a command that creates or retargets one outside the generated
-    // directories is held, so a person sees where it points.
-    // A link whose name stands for a directory of such files (`.claude`, `node_modules/.bin`,
-    // `.github`) is held wherever it is and whatever it points at now: a file it points at can be
-    // replaced by a directory later, in a change that touches only the target.
+    // A link can give a risky name to anything: a command that creates or retargets one is held,
+    // so a person sees where it points, unless it names a file inside the workspace (outside the
+    // generated directories). A link whose name stands for a directory of files that run later
+    // (`.claude`, `node_modules/.bin`, `.github`) is held wherever it is and whatever it points
+    // at: a file it points at can be replaced by a directory later, by a change to the target only.
     if (
       e.after?.type === "symlink" &&
       e.after.link !== e.before?.link &&
