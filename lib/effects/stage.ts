@@ -260,15 +260,16 @@ export async function stageEntries(input: {
     // Generated directories (node_modules, caches) hold package.json files of their own that
     // nothing here runs; a .gitignore'd .envrc or Makefile still runs later, so it still holds.
     if (holdsByPath(e.path)) sensitive.add(e.path);
-    // A link can give a risky name to anything: a command that creates or retargets one is held,
-    // so a person sees where it points, unless it names a file inside the workspace (outside the
-    // generated directories). A link whose name stands for a directory of files that run later
-    // (`.claude`, `node_modules/.bin`, `.github`) is held wherever it is and whatever it points
-    // at: a file it points at can be replaced by a directory later, by a change to the target only.
+    // A link gives its name to what it points at: a command that creates or retargets one is held,
+    // so a person sees where it points, unless it names a file inside the workspace. That holds in
+    // the generated directories too (`node_modules` → a directory of the agent's programs makes
+    // them `node_modules/.bin`). A link whose name stands for a directory of files that run later
+    // (`.claude`, `node_modules/.bin`, `.github`) is held whatever it points at: a file it points
+    // at can be replaced by a directory later, by a change to the target only.
     if (
       e.after?.type === "symlink" &&
       e.after.link !== e.before?.link &&
-      (linkNameHoldsTree(e.path) || (!inBulkyDir(e.path) && !(await linksToFile(input.root, e.path, e.after.link, afterTypes))))
+      (linkNameHoldsTree(e.path) || !(await linksToFile(input.root, e.path, e.after.link, afterTypes)))
     ) {
       symlinks.push(`${e.path} → ${e.after.link ?? "?"}`);
     }

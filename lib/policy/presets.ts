@@ -72,7 +72,7 @@ export const RUNS_LATER_PATHS: ReadonlyArray<readonly [id: string, glob: string,
   ["task-runners", "**/{justfile,Justfile,.justfile,Taskfile.yml,Taskfile.yaml,Taskfile.dist.yml,.mise.toml,mise.toml,.tool-versions,Procfile,Vagrantfile,flake.nix,shell.nix,default.nix,devbox.json,Brewfile,Dockerfile,Dockerfile.*,*.dockerfile,docker-compose*.yml,docker-compose*.yaml,compose.yml,compose.yaml,action.yml,action.yaml}", "task runners, containers and environments run what they name"],
   ["python-hooks", "**/{setup.py,setup.cfg,pyproject.toml,tox.ini,noxfile.py,conftest.py,pytest.ini,sitecustomize.py,usercustomize.py,*.pth}", "Python build files, test plugins and start-up hooks run on the next install, test run or interpreter start"],
   ["tool-configs", "**/{*.config.js,*.config.cjs,*.config.mjs,*.config.ts,*.config.cts,*.config.mts,.eslintrc.js,.eslintrc.cjs,.prettierrc.js,.prettierrc.cjs,.babelrc.js,.mocharc.js,.mocharc.cjs,karma.conf.js,Gruntfile.js,gulpfile.js}", "tool configuration written in code runs when the tool (build, lint, test) starts"],
-  ["installed-programs", "**/{node_modules/.bin/**,.venv/bin/**,venv/bin/**,.venv/lib/*/site-packages/*.pth}", "installed programs and start-up hooks run when a package script or the interpreter starts"],
+  ["installed-programs", "**/{node_modules/.bin/**,.venv/bin/**,venv/bin/**,{.venv,venv}/lib/*/site-packages/{*.pth,sitecustomize.py,usercustomize.py}}", "installed programs and start-up hooks run when a package script or the interpreter starts"],
   ["envrc", "**/{.envrc,.env.rc,.envrc.local}", "direnv runs .envrc when anyone enters the directory"],
   [
     "runtime-configs",

@@ -184,13 +184,23 @@ describe("what a boxed command cannot carry out of the box", () => {
     [".claude made a link to a file (which a later change could turn into a directory)", "mkdir -p node_modules/cc && touch node_modules/cc/f && ln -s node_modules/cc/f .claude"],
     [".github made a link to a file", "touch notes && ln -s notes .github"],
     [".venv/bin made a link", "mkdir -p .venv tools && ln -s ../tools .venv/bin"],
+    ["node_modules itself made a link to a directory holding .bin", "mkdir -p tools/.bin && echo '#!/bin/sh' > tools/.bin/vitest && ln -s tools node_modules"],
+    ["a nested package's node_modules made a link", "mkdir -p tools/.bin packages/a && ln -s ../../tools packages/a/node_modules"],
+    [".venv/lib made a link to a tree holding a .pth hook", "mkdir -p .venv node_modules/pp/python3.12/site-packages && echo 'import os' > node_modules/pp/python3.12/site-packages/evil.pth && ln -s ../node_modules/pp .venv/lib"],
+    ["a venv's sitecustomize.py made a link", "mkdir -p .venv/lib/python3.12/site-packages && echo 'import os' > t.py && ln -s ../../../../t.py .venv/lib/python3.12/site-packages/sitecustomize.py"],
   ])("a link whose name stands for a directory that runs later holds: %s", async (_what, command) => {
     const before = treeHash(ws.root);
     // No call row exists here, so holding fails after the journal is written; the workspace is untouched either way.
     await expect(boxed(command)).rejects.toThrow(/left "running"/);
     expect(treeHash(ws.root)).toBe(before);
     const set = await db().changeSet.findFirst({ where: { status: "held" }, orderBy: { createdAt: "desc" } });
-    expect(JSON.parse(set!.summaryJson).hold_reasons.join(" ")).toMatch(/links /);
+    expect(JSON.parse(set!.summaryJson).hold_reasons.join(" ")).toMatch(/links |runs later/);
+  });
+
+  it("a venv's sitecustomize.py written in place holds (it runs whenever that Python starts)", async () => {
+    const before = treeHash(ws.root);
+    await expect(boxed("mkdir -p .venv/lib/python3.12/site-packages && echo 'import os' > .venv/lib/python3.12/site-packages/sitecustomize.py")).rejects.toThrow(/left "running"/);
+    expect(treeHash(ws.root)).toBe(before);
   });
 
   it.each([
