@@ -53,10 +53,44 @@ export async function reviewerContext(browser: Browser, server: TestServer, view
     Object.defineProperty(Recorded, "permission", { get: () => Real.permission });
     window.Notification = Recorded as typeof Notification;
   });
+  return settlingPages(context);
+}
+
+/**
+ * Waits until the page's streamed Suspense boundaries are revealed: no loading skeleton and no
+ * hidden server segment (`div[hidden]#S:n`) left in <body>. React reveals server-rendered
+ * boundaries in batches, a few hundred milliseconds after they arrive, and until then the
+ * finished content sits hidden beside the skeleton, where locators would count it twice.
+ */
+export async function settled(page: Page): Promise<void> {
+  await page.waitForFunction(() => !document.querySelector('div[hidden][id^="S:"]') && !document.querySelector('[data-testid="loading"]'));
+}
+
+/**
+ * Makes every page of `context` wait for `settled` after `goto` and `reload`, so a test reads the
+ * page a reviewer sees, not one still streaming.
+ */
+export function settlingPages(context: BrowserContext): BrowserContext {
+  const newPage = context.newPage.bind(context);
+  context.newPage = async () => {
+    const page = await newPage();
+    const goto = page.goto.bind(page);
+    const reload = page.reload.bind(page);
+    page.goto = async (...args) => {
+      const response = await goto(...args);
+      await settled(page);
+      return response;
+    };
+    page.reload = async (...args) => {
+      const response = await reload(...args);
+      await settled(page);
+      return response;
+    };
+    return page;
+  };
   return context;
 }
 
-/** Signs in through the login form and waits for the page it leads to. */
 /** Prints the page's uncaught errors and console errors to the test output (for failures). */
 export function logPageErrors(page: Page): void {
   page.on("pageerror", (err) => console.error(`[page error] ${err.message}`));
@@ -65,6 +99,7 @@ export function logPageErrors(page: Page): void {
   });
 }
 
+/** Signs in through the login form and waits for the page it leads to. */
 export async function signIn(page: Page, server: TestServer, next = "/"): Promise<void> {
   await page.goto(`${server.url}/login?next=${encodeURIComponent(next)}`);
   await page.fill('input[name="password"]', server.reviewerPassword);

@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "@/tests/helpers/server";
-import { launchChromium, logPageErrors, reviewerContext, screenshot, signIn, sqliteDataDir, waitFor } from "@/tests/e2e/browser";
+import { launchChromium, logPageErrors, reviewerContext, screenshot, settlingPages, signIn, sqliteDataDir, waitFor } from "@/tests/e2e/browser";
 
 /**
  * The reviewer's desk in a real browser (Debian's Chromium) against `next start`, at 1440×900 and
@@ -444,7 +444,7 @@ describe("phone, 390×844 touch", () => {
   let p: Page;
 
   beforeAll(async () => {
-    phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2, colorScheme: "light", timezoneId: "UTC" });
+    phone = settlingPages(await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2, colorScheme: "light", timezoneId: "UTC" }));
     phone.setDefaultTimeout(20_000);
     p = await phone.newPage();
     logPageErrors(p);

@@ -189,12 +189,14 @@ describe("review stream", () => {
     expect(await page.locator('[data-testid="approval-grants"]').textContent()).toContain(grant.id);
 
     await page.goto(`${server.url}/policy`);
-    const row = page.locator(`[data-testid="grant"][data-grant-id="${grant.id}"]`);
+    // Scoped to <main>: while React streams the page, a hidden copy of a finished Suspense
+    // boundary (div#S:0) can sit in <body> beside the shown one for a moment.
+    const row = page.locator(`main [data-testid="grant"][data-grant-id="${grant.id}"]`);
     expect(await row.getAttribute("data-state")).toBe("active");
     expect((await row.locator('[data-testid="grant-allowed"]').textContent())?.trim()).toBe("1");
     await row.locator('[data-testid="revoke-grant"] button').click();
     // The list re-renders with the grant ended (who revoked it, and when).
-    await page.locator(`[data-testid="grant"][data-grant-id="${grant.id}"][data-state="revoked"]`).waitFor();
+    await page.locator(`main [data-testid="grant"][data-grant-id="${grant.id}"][data-state="revoked"]`).waitFor();
     expect(await row.textContent()).toMatch(/revoked by \S+ at /);
     const again = await server.call("run_command", { command: "python3 other.py three" }, { prefer: "wait=0", "x-agent-session": "e2e-review-2" });
     expect(again.status).toBe(202);
