@@ -26,6 +26,7 @@ import { getConfig } from "@/lib/config";
 import { hostCheckResponse } from "@/lib/http/host-check";
 import { serveWeb } from "@/lib/http/node-bridge";
 import { startServer } from "@/lib/runtime/server-start";
+import { InstanceLockError } from "@/lib/runtime/instance-lock";
 import { POST as toolPost } from "@/app/api/tools/[tool]/route";
 import { DELETE as mcpDelete, GET as mcpGet, POST as mcpPost } from "@/app/api/mcp/route";
 
@@ -107,6 +108,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(`[agent-reach] the server could not start: ${(err as Error).stack ?? err}`);
+  // A second server on the same data directory is a user's mistake: the message says what to do.
+  const detail = err instanceof InstanceLockError ? err.message : ((err as Error).stack ?? err);
+  console.error(`[agent-reach] the server could not start: ${detail}`);
   process.exit(1);
 });
