@@ -3,6 +3,7 @@ import { execFile } from "node:child_process";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import zlib from "node:zlib";
 import { diffFileBytes } from "@/lib/diff/unified";
 import type { ChangeEntry } from "@/lib/effects/read-change-set";
 
@@ -57,13 +58,14 @@ export interface IndexEntry {
 }
 
 /** A parsed index: entries keyed by `path\0stage`, and the object id width (20 SHA-1, 32 SHA-256). */
-export type ParsedIndex = { entries: Map<string, IndexEntry>; oidBytes: 20 | 32 } | { error: string };
+export type ParsedIndex = { entries: Map<string, IndexEntry>; oidBytes: 20 | 32; extensions: Map<string, Buffer> } | { error: string };
 
 const MAX_LINES = 30;
 const MAX_DIFFS = 20;
 const DIFF_BLOB_MAX_BYTES = 256 * 1024;
 const WORKTREE_HASH_MAX_BYTES = 64 * 1024 * 1024;
-const MAX_COMMITS = 200;
+const MAX_COMMITS = 1000;
+const LOOSE_VERIFY_MAX_BYTES = 256 * 1024 * 1024;
 const MAX_LOOSE_REFS = 20_000;
 const ZERO = /^0+$/;
 
@@ -93,7 +95,7 @@ function parseWith(buf: Buffer, h: 20 | 32): ParsedIndex {
   const end = buf.length - h;
   const entries = new Map<string, IndexEntry>();
   let p = 12;
-  let prev = Buffer.alloc(0);
+  let prev: Buffer = Buffer.alloc(0);
   for (let i = 0; i < count; i++) {
     const start = p;
     if (p + 40 + h + 2 > end) return { error: "truncated index" };
@@ -144,14 +146,17 @@ function parseWith(buf: Buffer, h: 20 | 32): ParsedIndex {
     });
   }
   // Extensions: a 4-byte signature and a 32-bit size each, up to the checksum.
+  const extensions = new Map<string, Buffer>();
   while (p + 8 <= end) {
     const sig = buf.toString("latin1", p, p + 4);
     const size = buf.readUInt32BE(p + 4);
     if (sig === "link") return { error: "a split index (core.splitIndex)" };
+    if (p + 8 + size > end) return { error: "malformed index extensions" };
+    extensions.set(sig, buf.subarray(p + 8, p + 8 + size));
     p += 8 + size;
   }
   if (p !== end) return { error: "malformed index extensions" };
-  return { entries, oidBytes: h };
+  return { entries, oidBytes: h, extensions };
 }
 
 /** The git object id of a blob with `bytes` (`git hash-object`). */
@@ -174,6 +179,8 @@ interface RepoChanges {
   index: ChangeEntry | null;
   refs: ChangeEntry[];
   logs: ChangeEntry[];
+  /** Object store files: loose objects, packs and their indexes, commit-graphs, multi-pack indexes. */
+  store: ChangeEntry[];
 }
 
 const REF_MARKERS = new Set(["index", "HEAD", "refs", "packed-refs", "logs", "objects", "config", "info", "hooks"]);
@@ -231,14 +238,26 @@ export async function reviewGitState(input: { root: string; upper: string; entri
     if ((e.after ?? e.before)?.type === "dir") continue;
     const loc = locate(e.path);
     if (!loc) continue;
-    const repo = repos.get(loc.dir) ?? { dir: loc.dir, worktree: loc.worktree, objects: loc.objects, index: null, refs: [], logs: [] };
+    const repo = repos.get(loc.dir) ?? { dir: loc.dir, worktree: loc.worktree, objects: loc.objects, index: null, refs: [], logs: [], store: [] };
     repos.set(loc.dir, repo);
+    // git follows a symlink in its directory (a legacy symbolic HEAD, a ref, the index) wherever it points.
+    if (e.after?.type === "symlink" && e.after.link !== e.before?.link) {
+      review.lines.push(`makes ${e.path} a symlink to ${JSON.stringify(e.after.link ?? "")}`);
+      review.holdReasons.push(`makes ${e.path} a symlink to ${JSON.stringify(e.after.link ?? "")} (git follows it to read its state from there)`);
+      continue;
+    }
+    if (/^sharedindex\./.test(loc.inner) && e.after) {
+      review.holdReasons.push(`writes ${e.path}, part of a split index the gateway cannot review (what it stages is not shown)`);
+      continue;
+    }
     if (loc.inner === "index") repo.index = e;
+    else if (loc.inner.startsWith("objects/")) repo.store.push(e);
     else if (loc.inner === "packed-refs" || loc.inner.startsWith("refs/") || PSEUDO_REF.test(loc.inner)) repo.refs.push(e);
     else if (loc.inner.startsWith("logs/")) repo.logs.push(e);
   }
   const ctx = new Review(input.root, input.upper, byPath, input.holdsByPath, review);
   for (const repo of repos.values()) {
+    if (repo.store.length > 0) await ctx.objectStore(repo);
     if (repo.index) await ctx.index(repo);
     if (repo.refs.length > 0 || repo.logs.length > 0) await ctx.refs(repo);
   }
@@ -322,6 +341,49 @@ class Review {
     return worktree ? `${worktree}/${p}` : p;
   }
 
+  /**
+   * Verifies what the command wrote into the object store: git finds an object by its id and
+   * (for a loose object, a pack index, a commit-graph) trusts the file that claims it, so a
+   * rewritten or planted file could give an id the person already has other content. Each new or
+   * changed loose object is inflated and hashed; each new pack is checked by `git verify-pack`,
+   * each commit-graph by `git commit-graph verify`, a multi-pack index by
+   * `git multi-pack-index verify`. Deleted files (gc, prune) take nothing away that can run.
+   */
+  async objectStore(repo: RepoChanges): Promise<void> {
+    let looseBytes = 0;
+    const verify: Array<{ what: string; args: string[] }> = [];
+    for (const e of repo.store) {
+      if (!e.after || e.after.type !== "file") continue;
+      const inner = e.path.slice(repo.objects.length + 1);
+      const loose = /^([0-9a-f]{2})\/([0-9a-f]{38}|[0-9a-f]{62})$/.exec(inner);
+      if (loose) {
+        looseBytes += e.after.size;
+        if (looseBytes > LOOSE_VERIFY_MAX_BYTES) {
+          this.hold(`writes more than ${LOOSE_VERIFY_MAX_BYTES / 1024 / 1024} MiB of git objects in ${repo.objects}: too much to verify here`);
+          return;
+        }
+        const raw = await this.upperBytes(e);
+        const id = raw ? looseObjectId(raw, loose[2].length === 62 ? "sha256" : "sha1") : null;
+        if (id !== loose[1] + loose[2]) this.hold(`writes the git object ${e.path} with content that does not match its id (git would give that id other content)`);
+        continue;
+      }
+      if (/^pack\/pack-[0-9a-f]+\.idx$/.test(inner)) verify.push({ what: e.path, args: ["verify-pack", path.join(this.upper, e.path)] });
+      else if (inner === "info/commit-graph" || inner.startsWith("info/commit-graphs/")) verify.push({ what: `${repo.objects}/info/commit-graph`, args: ["commit-graph", "verify", "--object-dir", path.join(this.upper, repo.objects)] });
+      else if (inner === "pack/multi-pack-index") verify.push({ what: e.path, args: ["multi-pack-index", "verify", "--object-dir", path.join(this.upper, repo.objects)] });
+      else if (/^pack\/pack-[0-9a-f]+\.pack$/.test(inner)) {
+        // Verified with its index; a pack whose index did not change is a rewrite of bytes git never rewrites.
+        const idx = e.path.replace(/\.pack$/, ".idx");
+        if (!this.byPath.has(idx)) this.hold(`rewrites the git pack ${e.path} without its index (git never rewrites a pack)`);
+      }
+    }
+    const seen = new Set<string>();
+    for (const v of verify) {
+      if (seen.has(v.what)) continue;
+      seen.add(v.what);
+      if ((await this.git(repo, v.args, "")) === null) this.hold(`writes ${v.what}, which git's own check rejects (it could give known object ids other content)`);
+    }
+  }
+
   /** Compares one repository's index before and after. */
   async index(repo: RepoChanges): Promise<void> {
     const e = repo.index!;
@@ -339,7 +401,7 @@ class Review {
       return;
     }
     this.oidBytes = after.oidBytes;
-    const before = beforeBuf ? parseIndex(beforeBuf) : { entries: new Map<string, IndexEntry>(), oidBytes: after.oidBytes };
+    const before: ParsedIndex = beforeBuf ? parseIndex(beforeBuf) : { entries: new Map<string, IndexEntry>(), oidBytes: after.oidBytes, extensions: new Map() };
     const prior = "error" in before ? new Map<string, IndexEntry>() : before.entries;
     if ("error" in before) this.out.lines.push(`${label} could not be read before the command (${before.error}): every entry is treated as new`);
     let changed = false;
@@ -388,11 +450,61 @@ class Review {
       changed = true;
       quiet.push(`unstages ${this.wsPath(repo.worktree, b.path)}${b.stage ? ` (stage ${b.stage})` : ""}`);
     }
+    if (this.extensions(repo, label, "error" in before ? null : before.extensions, after)) changed = true;
     if (!changed) {
       this.out.statOnly.add(e.path);
       return;
     }
     if (quiet.length > 0) this.out.lines.push(summarise(quiet, label));
+  }
+
+  /**
+   * Checks the index extensions that carry content: the cache tree (TREE), whose tree ids a later
+   * `git commit` reuses without looking at the entries, must match the entries; resolve-undo
+   * records (REUC), which `git checkout -m` turns back into conflict stages, must not name a risky
+   * path anew. @returns true when something beyond stat data changed.
+   */
+  private extensions(repo: RepoChanges, label: string, before: Map<string, Buffer> | null, after: { entries: Map<string, IndexEntry>; oidBytes: 20 | 32; extensions: Map<string, Buffer> }): boolean {
+    let changed = false;
+    const treeAfter = after.extensions.get("TREE");
+    const treeBefore = before?.get("TREE");
+    if (treeAfter && !(treeBefore && treeBefore.equals(treeAfter))) {
+      const nodes = parseCacheTree(treeAfter, after.oidBytes);
+      const prior = new Map((treeBefore ? (parseCacheTree(treeBefore, after.oidBytes) ?? []) : []).map((n) => [n.path, n.oid]));
+      if (!nodes) {
+        changed = true;
+        this.out.lines.push(`writes a cache tree in ${label} the gateway cannot read`);
+        this.hold(`writes a cache tree in git's index ${label} the gateway cannot read (a later git commit commits the trees it names)`);
+      } else {
+        const treeOf = treeIdsOf(after.entries.values(), after.oidBytes);
+        const bad = nodes.filter((n) => n.oid !== null && prior.get(n.path) !== n.oid && treeOf(n.path) !== n.oid).map((n) => this.wsPath(repo.worktree, n.path) || "the root");
+        if (bad.length > 0) {
+          changed = true;
+          const where = `${bad.slice(0, 5).join(", ")}${bad.length > 5 ? ` and ${bad.length - 5} more` : ""}`;
+          this.out.lines.push(`caches tree ids in ${label} that do not match its entries (${where})`);
+          this.hold(`caches tree ids in git's index ${label} that do not match its entries (${where}): a later git commit would commit those trees, unseen`);
+        }
+      }
+    }
+    const reucAfter = after.extensions.get("REUC");
+    const reucBefore = before?.get("REUC");
+    if (reucAfter && !(reucBefore && reucBefore.equals(reucAfter))) {
+      const list = parseResolveUndo(reucAfter, after.oidBytes);
+      const prior = new Set((reucBefore ? (parseResolveUndo(reucBefore, after.oidBytes) ?? []) : []).map((r) => `${r.path}\0${r.oids.join(",")}`));
+      if (!list) {
+        changed = true;
+        this.hold(`writes resolve-undo records in git's index ${label} the gateway cannot read (git checkout -m recreates conflicts from them)`);
+      } else {
+        for (const r of list) {
+          if (prior.has(`${r.path}\0${r.oids.join(",")}`)) continue;
+          changed = true;
+          const ws = this.wsPath(repo.worktree, r.path);
+          this.out.lines.push(`records resolve-undo content for ${ws} in ${label}`);
+          if (this.risky(repo.worktree, r.path)) this.hold(`records resolve-undo content for ${ws} in git's index (git checkout -m writes it back)`);
+        }
+      }
+    }
+    return changed;
   }
 
   /** Compares one repository's refs and reflogs before and after, and reads the commits they add. */
@@ -574,6 +686,8 @@ class Review {
           { cwd: tmp, env: env as unknown as NodeJS.ProcessEnv, encoding: "buffer", timeout: 15_000, maxBuffer: 64 * 1024 * 1024 },
           (err, stdout) => resolve(err ? null : stdout),
         );
+        // A command that reads no input may close its end first: that is not an error here.
+        child.stdin?.on("error", () => undefined);
         child.stdin?.end(stdin);
       });
     } finally {
@@ -736,4 +850,139 @@ export function parseLogRaw(out: Buffer): CommitChanges[] {
     }
   }
   return commits;
+}
+
+/** One node of the index's cache-tree extension (TREE): a directory and its cached tree id (null: invalidated). */
+export interface CacheTreeNode {
+  path: string;
+  oid: string | null;
+}
+
+/**
+ * Parses the cache-tree extension (gitformat-index(5) "Cache tree"): for each directory, its
+ * name, the number of index entries it covers (-1: invalid), its number of subtrees and, when
+ * valid, the tree id `git commit` reuses without looking at the entries. @returns null when malformed.
+ */
+export function parseCacheTree(buf: Buffer, oidBytes: 20 | 32): CacheTreeNode[] | null {
+  const out: CacheTreeNode[] = [];
+  let p = 0;
+  const node = (parent: string | null, depth: number): boolean => {
+    if (depth > 4096) return false;
+    const nul = buf.indexOf(0, p);
+    if (nul < 0) return false;
+    const name = buf.toString("utf8", p, nul);
+    p = nul + 1;
+    const nl = buf.indexOf(10, p);
+    if (nl < 0) return false;
+    const [countText, subText] = buf.toString("latin1", p, nl).split(" ");
+    p = nl + 1;
+    const count = Number(countText);
+    const subtrees = Number(subText);
+    if (!Number.isInteger(count) || !Number.isInteger(subtrees) || subtrees < 0) return false;
+    let oid: string | null = null;
+    if (count >= 0) {
+      if (p + oidBytes > buf.length) return false;
+      oid = buf.toString("hex", p, p + oidBytes);
+      p += oidBytes;
+    }
+    const here = parent === null ? "" : parent === "" ? name : `${parent}/${name}`;
+    out.push({ path: here, oid });
+    for (let i = 0; i < subtrees; i++) if (!node(here, depth + 1)) return false;
+    return true;
+  };
+  if (buf.length === 0) return out;
+  if (!node(null, 0) || p !== buf.length) return null;
+  return out;
+}
+
+/**
+ * The tree id git would write for each directory of the index's stage-0 entries (intent-to-add
+ * entries left out, as git leaves them out of trees), computed as `git write-tree` does.
+ * @returns a function from a directory path ("" for the root) to its tree id, or null when the
+ *   directory has no entries
+ */
+export function treeIdsOf(entries: Iterable<IndexEntry>, oidBytes: 20 | 32): (dir: string) => string | null {
+  const dirs = new Map<string, Array<{ name: string; mode: string; oid: string | null }>>();
+  const ensure = (dir: string): void => {
+    if (dirs.has(dir)) return;
+    dirs.set(dir, []);
+    if (dir === "") return;
+    const at = dir.lastIndexOf("/");
+    const parent = at === -1 ? "" : dir.slice(0, at);
+    ensure(parent);
+    dirs.get(parent)!.push({ name: dir.slice(at + 1), mode: "40000", oid: null });
+  };
+  for (const e of entries) {
+    if (e.stage !== 0 || e.intentToAdd) continue;
+    // A sparse index keeps a directory outside the sparse cone as one entry: its tree, by id.
+    const sparseDir = e.path.endsWith("/") && e.mode === 40000;
+    const p = sparseDir ? e.path.slice(0, -1) : e.path;
+    const at = p.lastIndexOf("/");
+    const dir = at === -1 ? "" : p.slice(0, at);
+    ensure(dir);
+    dirs.get(dir)!.push({ name: p.slice(at + 1), mode: sparseDir ? "40000" : String(e.mode), oid: e.oid });
+  }
+  const memo = new Map<string, string>();
+  const hash = oidBytes === 32 ? "sha256" : "sha1";
+  const treeOf = (dir: string): string | null => {
+    const list = dirs.get(dir);
+    if (!list) return null;
+    const known = memo.get(dir);
+    if (known) return known;
+    const key = (x: { name: string; mode: string }) => (x.mode === "40000" ? `${x.name}/` : x.name);
+    const sorted = [...list].sort((a, b) => Buffer.compare(Buffer.from(key(a)), Buffer.from(key(b))));
+    const parts: Buffer[] = [];
+    for (const x of sorted) {
+      const oid = x.oid ?? treeOf(dir === "" ? x.name : `${dir}/${x.name}`);
+      if (!oid) continue;
+      parts.push(Buffer.from(`${x.mode} ${x.name}\0`), Buffer.from(oid, "hex"));
+    }
+    const body = Buffer.concat(parts);
+    const id = crypto.createHash(hash).update(`tree ${body.length}\0`).update(body).digest("hex");
+    memo.set(dir, id);
+    return id;
+  };
+  return treeOf;
+}
+
+/** Paths of the resolve-undo extension (REUC): conflicts `git checkout -m` can recreate, with their blob ids. */
+export function parseResolveUndo(buf: Buffer, oidBytes: 20 | 32): Array<{ path: string; oids: string[] }> | null {
+  const out: Array<{ path: string; oids: string[] }> = [];
+  let p = 0;
+  while (p < buf.length) {
+    const nul = buf.indexOf(0, p);
+    if (nul < 0) return null;
+    const name = buf.toString("utf8", p, nul);
+    p = nul + 1;
+    const modes: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const z = buf.indexOf(0, p);
+      if (z < 0) return null;
+      modes.push(Number.parseInt(buf.toString("latin1", p, z), 8));
+      p = z + 1;
+    }
+    const oids: string[] = [];
+    for (const m of modes) {
+      if (!m) continue;
+      if (p + oidBytes > buf.length) return null;
+      oids.push(buf.toString("hex", p, p + oidBytes));
+      p += oidBytes;
+    }
+    out.push({ path: name, oids });
+  }
+  return out;
+}
+
+/** The id of a loose object file's content (inflated, header included), or null when it does not inflate. */
+export function looseObjectId(raw: Buffer, algorithm: "sha1" | "sha256"): string | null {
+  try {
+    const body = zlib.inflateSync(raw, { maxOutputLength: 1024 * 1024 * 1024 });
+    const nul = body.indexOf(0);
+    const header = nul > 0 ? body.toString("latin1", 0, nul) : "";
+    const m = /^(blob|tree|commit|tag) (\d+)$/.exec(header);
+    if (!m || Number(m[2]) !== body.length - nul - 1) return null;
+    return crypto.createHash(algorithm).update(body).digest("hex");
+  } catch {
+    return null;
+  }
 }

