@@ -564,11 +564,28 @@ class Review {
     }
     for (const oid of ZERO_OIDS) tips.delete(oid);
     if (tips.size === 0) return;
+    // A ref may name a tree or a blob (directly or through a tag): `git checkout REF -- path` writes
+    // from it. Only commits are read as history below; anything else new is held.
+    const types = await this.peeledTypes(repo, [...tips.keys()]);
+    if (types === null) {
+      this.hold(`moves git refs in ${repo.dir} to objects the gateway could not read: what a later checkout or reset writes is not shown`);
+      return;
+    }
+    for (const [oid, name] of tips) {
+      const type = types.get(oid);
+      if (type === undefined || type === "commit") continue;
+      this.out.lines.push(`${name} names a ${type} (${oid.slice(0, 12)}), not a commit`);
+      if (type !== "missing") this.hold(`points ${name} at a ${type}, not a commit (git checkout ${name} -- <path> writes from it; not shown)`);
+    }
     for (const oid of await this.beforeRefOids(repo.dir)) notTips.add(oid);
     const commits = await this.newCommits(repo, [...tips.keys()], [...notTips].filter((o) => !tips.has(o)));
     if (commits === null) {
       this.hold(`moves git refs in ${repo.dir} to history the gateway could not read: what a later checkout or reset writes is not shown`);
       return;
+    }
+    if (commits.length > MAX_COMMITS) {
+      commits.length = MAX_COMMITS;
+      this.hold(`adds more than ${MAX_COMMITS} commits to ${repo.dir}: more history than the gateway reviews (the first ${MAX_COMMITS} are shown)`);
     }
     const subjects = await this.subjects(repo, commits.map((c) => c.oid));
     for (const c of commits) {
@@ -700,11 +717,21 @@ class Review {
     const stdin = [...tips, ...not.map((o) => `^${o}`)].join("\n") + "\n";
     const out = await this.git(
       repo,
-      ["log", "--stdin", "--ignore-missing", "--no-renames", "--raw", "--no-abbrev", "-z", "--diff-merges=first-parent", `--max-count=${MAX_COMMITS}`, "--format=%x01%H"],
+      ["log", "--stdin", "--ignore-missing", "--no-renames", "--raw", "--no-abbrev", "-z", "--diff-merges=first-parent", `--max-count=${MAX_COMMITS + 1}`, "--format=%x01%H"],
       stdin,
     );
     if (out === null) return null;
     return parseLogRaw(out);
+  }
+
+  /** The type of each object once tags are peeled ("missing" when the repository lacks it), or null when git failed. */
+  private async peeledTypes(repo: RepoChanges, oids: string[]): Promise<Map<string, string> | null> {
+    const out = await this.git(repo, ["cat-file", "--batch-check=%(objecttype)"], oids.map((o) => `${o}^{}`).join("\n") + "\n");
+    if (out === null) return null;
+    const lines = out.toString("latin1").split("\n");
+    const types = new Map<string, string>();
+    oids.forEach((o, i) => types.set(o, / missing$/.test(lines[i] ?? "") ? "missing" : (lines[i] ?? "missing").trim()));
+    return types;
   }
 
   /** The first line of each commit's message. */

@@ -130,6 +130,23 @@ describe("history a later checkout, reset or stash writes is held", () => {
     expect(s.diff).toMatch(/^# git commit [0-9a-f]{12} ".*": package\.json, working tree → committed$/m);
   });
 
+  it.each([
+    ["a branch naming a tree, written by hand (update-ref refuses)", `${BLOB} && T=$(printf '100644 blob %s\\tpackage.json\\n' $B | git mktree) && echo $T > .git/refs/heads/t`, /points refs\/heads\/t at a tree, not a commit/],
+    ["a lightweight tag naming a tree", `${BLOB} && T=$(printf '100644 blob %s\\tpackage.json\\n' $B | git mktree) && git update-ref refs/tags/tt $T`, /points refs\/tags\/tt at a tree/],
+    ["a tag naming a blob", `${BLOB} && git tag -a -m b blobtag $B`, /points refs\/tags\/blobtag at a blob/],
+  ])("a ref to something other than a commit: %s", async (_name, command, want) => {
+    await expectHeld(command, [want]);
+  });
+
+  it("more history than the reader takes is held, not cut short", async () => {
+    // 1001 commits, the oldest one carrying the package.json.
+    const s = await expectHeld(
+      `${BLOB} && T=$(printf '100644 blob %s\\tpackage.json\\n' $B | git mktree) && C=$(git commit-tree $T -p HEAD -m evil) && for i in $(seq 1000); do C=$(git commit-tree $T -p $C -m n$i); done && git update-ref refs/heads/main $C`,
+      [/commits package\.json \(commit [0-9a-f]{12} "evil"\)|adds more than 1000 commits/],
+    );
+    expect(s.hold_reasons.length).toBeGreaterThan(0);
+  }, 120_000);
+
   it("a replace ref is held: git would substitute one object for another everywhere", async () => {
     await expectHeld(`${BLOB} && git replace $(git rev-parse HEAD:package.json) $B`, [/creates the replace ref refs\/replace\/[0-9a-f]{40}/]);
   });
