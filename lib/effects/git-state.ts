@@ -564,30 +564,36 @@ class Review {
     }
     for (const oid of ZERO_OIDS) tips.delete(oid);
     if (tips.size === 0) return;
-    // A ref may name a tree or a blob (directly or through a tag): `git checkout REF -- path` writes
-    // from it. Only commits are read as history below; anything else new is held.
-    const types = await this.peeledTypes(repo, [...tips.keys()]);
-    if (types === null) {
-      this.hold(`moves git refs in ${repo.dir} to objects the gateway could not read: what a later checkout or reset writes is not shown`);
-      return;
-    }
-    for (const [oid, name] of tips) {
-      const type = types.get(oid);
-      if (type === undefined || type === "commit") continue;
-      this.out.lines.push(`${name} names a ${type} (${oid.slice(0, 12)}), not a commit`);
-      if (type !== "missing") this.hold(`points ${name} at a ${type}, not a commit (git checkout ${name} -- <path> writes from it; not shown)`);
-    }
     for (const oid of await this.beforeRefOids(repo.dir)) notTips.add(oid);
     const commits = await this.newCommits(repo, [...tips.keys()], [...notTips].filter((o) => !tips.has(o)));
-    if (commits === null) {
+    // What each new ref names once tags are peeled, and the new commits' messages: one git run.
+    const tipList = [...tips.keys()];
+    const read = commits === null ? null : await this.batch(repo, [...tipList.map((o) => ({ info: `${o}^{}` })), ...commits.slice(0, 50).map((c) => ({ contents: c.oid }))]);
+    if (commits === null || read === null) {
       this.hold(`moves git refs in ${repo.dir} to history the gateway could not read: what a later checkout or reset writes is not shown`);
       return;
     }
+    // A ref may name a tree or a blob (directly or through a tag): `git checkout REF -- path` writes
+    // from it. Only commits are read as history; anything else new is held.
+    tipList.forEach((oid, i) => {
+      const type = read[i]?.type ?? "missing";
+      if (type === "commit") return;
+      const name = tips.get(oid)!;
+      this.out.lines.push(`${name} names a ${type} (${oid.slice(0, 12)}), not a commit`);
+      if (type !== "missing") this.hold(`points ${name} at a ${type}, not a commit (git checkout ${name} -- <path> writes from it; not shown)`);
+    });
     if (commits.length > MAX_COMMITS) {
       commits.length = MAX_COMMITS;
       this.hold(`adds more than ${MAX_COMMITS} commits to ${repo.dir}: more history than the gateway reviews (the first ${MAX_COMMITS} are shown)`);
     }
-    const subjects = await this.subjects(repo, commits.map((c) => c.oid));
+    const subjects = new Map<string, string>();
+    commits.slice(0, 50).forEach((c, i) => {
+      const body = read[tipList.length + i]?.content;
+      if (!body) return;
+      const text = body.toString("utf8");
+      const at = text.indexOf("\n\n");
+      subjects.set(c.oid, at === -1 ? "" : (text.slice(at + 2).split("\n")[0] ?? "").replace(/[\u0000-\u001f\u007f]/g, " "));
+    });
     for (const c of commits) {
       const subject = subjects.get(c.oid) ?? "";
       for (const ch of c.changes) {
@@ -724,24 +730,33 @@ class Review {
     return parseLogRaw(out);
   }
 
-  /** The type of each object once tags are peeled ("missing" when the repository lacks it), or null when git failed. */
-  private async peeledTypes(repo: RepoChanges, oids: string[]): Promise<Map<string, string> | null> {
-    const out = await this.git(repo, ["cat-file", "--batch-check=%(objecttype)"], oids.map((o) => `${o}^{}`).join("\n") + "\n");
-    if (out === null) return null;
-    const lines = out.toString("latin1").split("\n");
-    const types = new Map<string, string>();
-    oids.forEach((o, i) => types.set(o, / missing$/.test(lines[i] ?? "") ? "missing" : (lines[i] ?? "missing").trim()));
-    return types;
-  }
-
-  /** The first line of each commit's message. */
-  private async subjects(repo: RepoChanges, oids: string[]): Promise<Map<string, string>> {
-    const blobs = await this.catFile(repo, oids.slice(0, 50));
-    const out = new Map<string, string>();
-    for (const [oid, b] of blobs) {
-      const text = b.toString("utf8");
-      const at = text.indexOf("\n\n");
-      out.set(oid, at === -1 ? "" : (text.slice(at + 2).split("\n")[0] ?? "").replace(/[\u0000-\u001f\u007f]/g, " "));
+  /**
+   * Asks git about objects in one run (`git cat-file --batch-command`): `info` gives the type,
+   * `contents` the type and bytes. Names are object ids this module parsed (hex, `^{}` to peel).
+   * @returns one answer per request in order (null: missing), or null when git failed
+   */
+  private async batch(repo: RepoChanges, requests: Array<{ info: string } | { contents: string }>): Promise<Array<{ type: string; content?: Buffer } | null> | null> {
+    if (requests.length === 0) return [];
+    const stdin = requests.map((r) => ("info" in r ? `info ${r.info}` : `contents ${r.contents}`)).join("\n") + "\n";
+    const buf = await this.git(repo, ["cat-file", "--batch-command"], stdin);
+    if (!buf) return null;
+    const out: Array<{ type: string; content?: Buffer } | null> = [];
+    let p = 0;
+    for (const r of requests) {
+      const nl = buf.indexOf(10, p);
+      if (nl < 0) return null;
+      const header = buf.toString("latin1", p, nl).split(" ");
+      p = nl + 1;
+      if (header[header.length - 1] === "missing") {
+        out.push(null);
+        continue;
+      }
+      const [, type, sizeText] = header;
+      if ("contents" in r) {
+        const size = Number(sizeText);
+        out.push({ type, content: buf.subarray(p, p + size) });
+        p += size + 1;
+      } else out.push({ type });
     }
     return out;
   }
