@@ -68,6 +68,8 @@ const MAX_COMMITS = 1000;
 const LOOSE_VERIFY_MAX_BYTES = 256 * 1024 * 1024;
 const MAX_LOOSE_REFS = 20_000;
 const ZERO = /^0+$/;
+/** The usual index modes, as git prints them (octal digits read as a decimal number). */
+const MODES = new Map([0o100644, 0o100755, 0o120000, 0o160000, 0o40000].map((m) => [m, Number(m.toString(8))]));
 
 /**
  * Parses git's index file (gitformat-index(5)): versions 2, 3 and 4, SHA-1 or SHA-256 object ids
@@ -138,7 +140,7 @@ function parseWith(buf: Buffer, h: 20 | 32): ParsedIndex {
     entries.set(`${rel}\0${stage}`, {
       path: rel,
       stage,
-      mode: Number.parseInt(mode.toString(8), 10),
+      mode: MODES.get(mode) ?? Number.parseInt(mode.toString(8), 10),
       oid,
       assumeUnchanged: (flags & 0x8000) !== 0,
       skipWorktree: (ext & 0x4000) !== 0,
@@ -409,16 +411,18 @@ class Review {
     for (const [key, a] of after.entries) {
       const b = prior.get(key);
       const ws = this.wsPath(repo.worktree, a.path);
-      for (const [flag, on, was, words] of [
-        ["skip-worktree", a.skipWorktree, b?.skipWorktree ?? false, "git will not show its changes, nor let checkout touch it"],
-        ["assume-unchanged", a.assumeUnchanged, b?.assumeUnchanged ?? false, "git will not show its changes"],
-      ] as const) {
-        if (on === was) continue;
-        changed = true;
-        if (on) {
-          this.out.lines.push(`marks ${ws} ${flag} (${words})`);
-          this.hold(`marks ${ws} ${flag} in git's index (${words})`);
-        } else this.out.lines.push(`clears ${flag} on ${ws}`);
+      if (a.skipWorktree !== (b?.skipWorktree ?? false) || a.assumeUnchanged !== (b?.assumeUnchanged ?? false)) {
+        for (const [flag, on, was, words] of [
+          ["skip-worktree", a.skipWorktree, b?.skipWorktree ?? false, "git will not show its changes, nor let checkout touch it"],
+          ["assume-unchanged", a.assumeUnchanged, b?.assumeUnchanged ?? false, "git will not show its changes"],
+        ] as const) {
+          if (on === was) continue;
+          changed = true;
+          if (on) {
+            this.out.lines.push(`marks ${ws} ${flag} (${words})`);
+            this.hold(`marks ${ws} ${flag} in git's index (${words})`);
+          } else this.out.lines.push(`clears ${flag} on ${ws}`);
+        }
       }
       if (a.intentToAdd !== (b?.intentToAdd ?? false)) {
         changed = true;
@@ -476,7 +480,8 @@ class Review {
         this.out.lines.push(`writes a cache tree in ${label} the gateway cannot read`);
         this.hold(`writes a cache tree in git's index ${label} the gateway cannot read (a later git commit commits the trees it names)`);
       } else {
-        const treeOf = treeIdsOf(after.entries.values(), after.oidBytes);
+        const unchanged = new Map(nodes.filter((n) => n.oid !== null && prior.get(n.path) === n.oid).map((n) => [n.path, n.oid!]));
+        const treeOf = treeIdsOf(after.entries.values(), after.oidBytes, unchanged);
         const bad = nodes.filter((n) => n.oid !== null && prior.get(n.path) !== n.oid && treeOf(n.path) !== n.oid).map((n) => this.wsPath(repo.worktree, n.path) || "the root");
         if (bad.length > 0) {
           changed = true;
@@ -940,10 +945,12 @@ export function parseCacheTree(buf: Buffer, oidBytes: 20 | 32): CacheTreeNode[] 
 /**
  * The tree id git would write for each directory of the index's stage-0 entries (intent-to-add
  * entries left out, as git leaves them out of trees), computed as `git write-tree` does.
+ * @param known tree ids to take as they are for directories (a cache-tree node the command did not
+ *   change: at worst it names a tree that was already in the repository)
  * @returns a function from a directory path ("" for the root) to its tree id, or null when the
  *   directory has no entries
  */
-export function treeIdsOf(entries: Iterable<IndexEntry>, oidBytes: 20 | 32): (dir: string) => string | null {
+export function treeIdsOf(entries: Iterable<IndexEntry>, oidBytes: 20 | 32, known: ReadonlyMap<string, string> = new Map()): (dir: string) => string | null {
   const dirs = new Map<string, Array<{ name: string; mode: string; oid: string | null }>>();
   const ensure = (dir: string): void => {
     if (dirs.has(dir)) return;
@@ -969,10 +976,10 @@ export function treeIdsOf(entries: Iterable<IndexEntry>, oidBytes: 20 | 32): (di
   const treeOf = (dir: string): string | null => {
     const list = dirs.get(dir);
     if (!list) return null;
-    const known = memo.get(dir);
-    if (known) return known;
-    const key = (x: { name: string; mode: string }) => (x.mode === "40000" ? `${x.name}/` : x.name);
-    const sorted = [...list].sort((a, b) => Buffer.compare(Buffer.from(key(a)), Buffer.from(key(b))));
+    const done = memo.get(dir) ?? known.get(dir);
+    if (done) return done;
+    // git sorts tree entries by name bytes, a directory's name compared as if it ended in "/".
+    const sorted = list.map((x) => ({ x, key: Buffer.from(x.mode === "40000" ? `${x.name}/` : x.name) })).sort((a, b) => Buffer.compare(a.key, b.key)).map((k) => k.x);
     const parts: Buffer[] = [];
     for (const x of sorted) {
       const oid = x.oid ?? treeOf(dir === "" ? x.name : `${dir}/${x.name}`);
