@@ -66,6 +66,8 @@ const DIFF_BLOB_MAX_BYTES = 256 * 1024;
 const WORKTREE_HASH_MAX_BYTES = 64 * 1024 * 1024;
 const MAX_COMMITS = 1000;
 const LOOSE_VERIFY_MAX_BYTES = 256 * 1024 * 1024;
+/** Largest index, packed-refs, ref or reflog file read (bytes); a larger one is held unread. */
+const GIT_FILE_MAX_BYTES = 256 * 1024 * 1024;
 const MAX_LOOSE_REFS = 20_000;
 const ZERO = /^0+$/;
 /** The usual index modes, as git prints them (octal digits read as a decimal number). */
@@ -250,6 +252,12 @@ export async function reviewGitState(input: { root: string; upper: string; entri
     }
     if (/^sharedindex\./.test(loc.inner) && e.after) {
       review.holdReasons.push(`writes ${e.path}, part of a split index the gateway cannot review (what it stages is not shown)`);
+      continue;
+    }
+    // An index, ref or reflog larger than any real one is not read into memory: it waits for a reviewer.
+    const reviewed = loc.inner === "index" || loc.inner === "packed-refs" || loc.inner.startsWith("refs/") || loc.inner.startsWith("logs/") || PSEUDO_REF.test(loc.inner);
+    if (reviewed && e.after?.type === "file" && e.after.size > GIT_FILE_MAX_BYTES) {
+      review.holdReasons.push(`writes ${e.path} of ${e.after.size} bytes, larger than the gateway reviews (${GIT_FILE_MAX_BYTES / 1024 / 1024} MiB)`);
       continue;
     }
     if (loc.inner === "index") repo.index = e;
@@ -1025,7 +1033,7 @@ export function parseResolveUndo(buf: Buffer, oidBytes: 20 | 32): Array<{ path: 
 /** The id of a loose object file's content (inflated, header included), or null when it does not inflate. */
 export function looseObjectId(raw: Buffer, algorithm: "sha1" | "sha256"): string | null {
   try {
-    const body = zlib.inflateSync(raw, { maxOutputLength: 1024 * 1024 * 1024 });
+    const body = zlib.inflateSync(raw, { maxOutputLength: 256 * 1024 * 1024 });
     const nul = body.indexOf(0);
     const header = nul > 0 ? body.toString("latin1", 0, nul) : "";
     const m = /^(blob|tree|commit|tag) (\d+)$/.exec(header);
