@@ -1,7 +1,7 @@
 import BetterSqlite3 from "better-sqlite3";
 import { canonicalJson } from "@/lib/canonical-json";
 import { getConfig } from "@/lib/config";
-import { db, dbProvider, isDatabaseBusy, SQLITE_BUSY_WAIT_MS } from "@/lib/db";
+import { db, dbProvider, isDatabaseBusy, SQLITE_BUSY_WAIT_MS, sqlTracing, traceSql } from "@/lib/db";
 import { BACKSTOP_PAGES, startCheckpointer, stopCheckpointer } from "@/lib/db/checkpointer";
 import type { Prisma } from "@/lib/generated/prisma/client";
 import { sha256Hex } from "@/lib/ids";
@@ -334,7 +334,7 @@ function sqliteConnection(): SqliteConnection {
     stopCheckpointer(cached.url.replace(/^file:/, ""));
   }
   const file = url.replace(/^file:/, "");
-  const handle = new BetterSqlite3(file, { timeout: SQLITE_BUSY_WAIT_MS });
+  const handle = new BetterSqlite3(file, { timeout: SQLITE_BUSY_WAIT_MS, ...(sqlTracing() && { verbose: (sql: unknown) => traceSql("audit-writer", String(sql)) }) });
   handle.pragma("journal_mode = WAL");
   handle.pragma("synchronous = NORMAL");
   handle.pragma("foreign_keys = ON");
