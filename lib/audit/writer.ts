@@ -1,8 +1,7 @@
-import BetterSqlite3 from "better-sqlite3";
 import { canonicalJson } from "@/lib/canonical-json";
 import { getConfig } from "@/lib/config";
-import { db, dbProvider, isDatabaseBusy, SQLITE_BUSY_WAIT_MS, sqlTracing, traceSql } from "@/lib/db";
-import { BACKSTOP_PAGES, startCheckpointer, stopCheckpointer } from "@/lib/db/checkpointer";
+import { db, dbProvider, isDatabaseBusy } from "@/lib/db";
+import { sqliteConnection } from "@/lib/db/sqlite-connection";
 import type { Prisma } from "@/lib/generated/prisma/client";
 import { sha256Hex } from "@/lib/ids";
 import { withLock } from "@/lib/mutex";
@@ -197,6 +196,39 @@ async function commit(ops: WriteOp[]): Promise<WriteResult[]> {
   return out;
 }
 
+/**
+ * The rows a batch inserts, with the status changes of those same calls that follow their insert
+ * folded in: a call received and started in one transaction is inserted "running" with both
+ * events appended, instead of an INSERT and then an UPDATE that rewrites the row and its
+ * indexes. A change is folded only while every earlier change of that call in the batch was; the
+ * first one that cannot be (its call is not in `from`) and everything after it run as ordinary
+ * conditional UPDATEs, so the outcome is the same as applying the operations one by one.
+ * @returns the rows to insert, and the indexes of the operations folded (applied without an UPDATE)
+ */
+export function foldIntoInserts(ops: readonly WriteOp[]): { rows: Prisma.ToolCallUncheckedCreateInput[]; folded: Set<number> } {
+  const rows: Prisma.ToolCallUncheckedCreateInput[] = [];
+  const open = new Map<string, Prisma.ToolCallUncheckedCreateInput>();
+  const folded = new Set<number>();
+  ops.forEach((op, i) => {
+    if (op.kind === "insert") {
+      const row = { ...op.row };
+      rows.push(row);
+      open.set(row.id, row);
+    } else if (op.kind === "transition") {
+      const row = open.get(op.callId);
+      if (!row) return;
+      if (!op.from.includes(String(row.status))) {
+        open.delete(op.callId);
+        return;
+      }
+      for (const [key, value] of Object.entries(op.columns)) if (value !== undefined) (row as Record<string, unknown>)[key] = value;
+      row.status = op.to;
+      folded.add(i);
+    }
+  });
+  return { rows, folded };
+}
+
 /** The chain arithmetic shared by both back ends: seq, hash and the bus event of each append. */
 class ChainCursor {
   readonly rows: { seq: number; type: string; callId: string | null; actor: string; dataJson: string; createdAt: Date; prevHash: string; hash: string }[] = [];
@@ -229,7 +261,7 @@ async function commitPrisma(ops: WriteOp[]): Promise<WriteResult[]> {
   return db().$transaction(
     async (tx) => {
       if (dbProvider() === "postgresql") await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${EVENT_CHAIN_LOCK})`);
-      const inserts = ops.flatMap((op) => (op.kind === "insert" ? [op.row] : []));
+      const { rows: inserts, folded } = foldIntoInserts(ops);
       if (inserts.length > 0) await tx.toolCall.createMany({ data: inserts });
       const [last, headRow] = await Promise.all([
         tx.event.findFirst({ orderBy: { seq: "desc" }, select: { seq: true, hash: true } }),
@@ -237,8 +269,8 @@ async function commitPrisma(ops: WriteOp[]): Promise<WriteResult[]> {
       ]);
       const chain = new ChainCursor(last?.seq ?? 0, last?.hash ?? GENESIS_HASH);
       const results: WriteResult[] = [];
-      for (const op of ops) {
-        if (op.kind === "transition") {
+      for (const [i, op] of ops.entries()) {
+        if (op.kind === "transition" && !folded.has(i)) {
           const { count } = await tx.toolCall.updateMany({ where: { id: op.callId, status: { in: [...op.from] } }, data: { ...op.columns, status: op.to } });
           if (count !== 1) {
             results.push({ applied: false, event: null });
@@ -267,7 +299,7 @@ async function commitPrisma(ops: WriteOp[]): Promise<WriteResult[]> {
 function commitSqlite(ops: WriteOp[]): WriteResult[] {
   const conn = sqliteConnection();
   const run = conn.handle.transaction((): WriteResult[] => {
-    const inserts = ops.flatMap((op) => (op.kind === "insert" ? [op.row] : []));
+    const { rows: inserts, folded } = foldIntoInserts(ops);
     for (const row of inserts) {
       const cols = Object.keys(row).filter((k) => (row as Record<string, unknown>)[k] !== undefined);
       conn.statement(`INSERT INTO "ToolCall" (${cols.map((c) => `"${c}"`).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`).run(
@@ -279,8 +311,8 @@ function commitSqlite(ops: WriteOp[]): WriteResult[] {
     const lastSeq = last ? Number(last.seq) : null;
     const chain = new ChainCursor(lastSeq ?? 0, last?.hash ?? GENESIS_HASH);
     const results: WriteResult[] = [];
-    for (const op of ops) {
-      if (op.kind === "transition") {
+    for (const [i, op] of ops.entries()) {
+      if (op.kind === "transition" && !folded.has(i)) {
         const columns = Object.entries({ ...op.columns, status: op.to }).filter(([, v]) => v !== undefined);
         const sql =
           `UPDATE "ToolCall" SET ${columns.map(([k]) => `"${k}" = ?`).join(", ")} ` +
@@ -314,49 +346,6 @@ function sqliteValue(v: unknown): unknown {
   if (typeof v === "boolean") return v ? 1 : 0;
   if (v === undefined) return null;
   return v;
-}
-
-interface SqliteConnection {
-  url: string;
-  handle: BetterSqlite3.Database;
-  statement(sql: string): BetterSqlite3.Statement;
-}
-
-const globalForSqlite = globalThis as unknown as { agentReachAuditSqlite?: SqliteConnection };
-
-/** The writer's own connection to the SQLite database (reopened when DATABASE_URL changes). */
-function sqliteConnection(): SqliteConnection {
-  const url = getConfig().databaseUrl;
-  const cached = globalForSqlite.agentReachAuditSqlite;
-  if (cached && cached.url === url && cached.handle.open) return cached;
-  if (cached?.handle.open) {
-    cached.handle.close();
-    stopCheckpointer(cached.url.replace(/^file:/, ""));
-  }
-  const file = url.replace(/^file:/, "");
-  const handle = new BetterSqlite3(file, { timeout: SQLITE_BUSY_WAIT_MS, ...(sqlTracing() && { verbose: (sql: unknown) => traceSql("audit-writer", String(sql)) }) });
-  handle.pragma("journal_mode = WAL");
-  handle.pragma("synchronous = NORMAL");
-  handle.pragma("foreign_keys = ON");
-  // Checkpoints run on a worker thread, not inside this connection's commits (lib/db/checkpointer.ts).
-  handle.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
-  startCheckpointer(file);
-  const statements = new Map<string, BetterSqlite3.Statement>();
-  const conn: SqliteConnection = {
-    url,
-    handle,
-    statement(sql) {
-      let stmt = statements.get(sql);
-      if (!stmt) {
-        stmt = handle.prepare(sql);
-        if (statements.size > 500) statements.clear();
-        statements.set(sql, stmt);
-      }
-      return stmt;
-    },
-  };
-  globalForSqlite.agentReachAuditSqlite = conn;
-  return conn;
 }
 
 /**
