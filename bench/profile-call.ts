@@ -1,22 +1,23 @@
 /**
- * `npx tsx bench/profile-call.ts [--pg URL] [--n 200] [--concurrency 1] [--write] [--statements]`: runs audited calls in
- * process (no HTTP, no Next.js) against a fresh SQLite file (or the given PostgreSQL database)
- * under the balanced preset, and reports per call, for read_file, write_file (allowed: it applies
- * at once, backed up) and run_command (`echo`, in the sandbox), the SQL statements the call ran
- * (by kind: SELECT, INSERT, UPDATE, BEGIN, COMMIT …, and by connection: Prisma's, or the audit
- * writer's own SQLite connection), the transactions they made and the wall time. It is the profile
- * behind the audit-write work: what the pipeline asks of the database, independent of the HTTP
- * layer.
+ * `npx tsx bench/profile-call.ts [--pg URL] [--n 200] [--concurrency 1] [--write] [--statements]`:
+ * runs audited calls in process (no HTTP, no Next.js) against a fresh SQLite file (or the given
+ * PostgreSQL database) under the balanced preset, and reports per call, for read_file, write_file
+ * (allowed: it applies at once, backed up) and run_command (`echo`, in the sandbox), the SQL
+ * statements the call ran (by kind: SELECT, INSERT, UPDATE, BEGIN, COMMIT …, and by connection:
+ * Prisma's, or the process's own SQLite connection that the audit writer and the token check
+ * use), the transactions they made and the wall time. It is the profile behind the audit-write
+ * work: what the pipeline asks of the database, independent of the HTTP layer.
  *
  * Statements are counted at the driver (lib/db.ts `sqlTracing`: better-sqlite3's `verbose` hook
  * on SQLite, each pooled pg client's `query` on PostgreSQL), so BEGIN and COMMIT count, and so do
- * the writer's prepared statements that never pass through Prisma. A transaction is a BEGIN
- * (SQLite statements outside one are each their own implicit transaction, not counted here).
+ * the prepared statements that never pass through Prisma. A transaction is a BEGIN (SQLite
+ * statements outside one are each their own implicit transaction, not counted here).
  *
  * Prints a Markdown table; `--statements` also lists each distinct statement with its count per
- * call (on stderr, parameters left out), to see which step sends what. With `--write` it profiles SQLite and, given `--pg`, PostgreSQL, each in
- * a child process of its own (the database is chosen when the process starts), and writes
- * docs/BENCHMARKS-profile.md, which `npm run bench` merges into docs/BENCHMARKS.md.
+ * call (on stderr, numbers and strings left out), to see which step sends what. With `--write` it
+ * profiles SQLite and, given `--pg`, PostgreSQL, each in a child process of its own (the database
+ * is chosen when the process starts), and writes docs/BENCHMARKS-profile.md, which
+ * `npm run bench` merges into docs/BENCHMARKS.md.
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -32,7 +33,7 @@ const opt = (name: string) => {
 const N = Number(opt("n") ?? 200);
 const ROOT = path.resolve(import.meta.dirname, "..");
 const CONCURRENCY = Number(opt("concurrency") ?? 1);
-const HEADER = "| tool | calls | ms/call wall | ms/call CPU | statements | by kind | Prisma / audit writer connection | transactions (BEGIN) | audit writer transactions |";
+const HEADER = "| tool | calls | ms/call wall | ms/call CPU | statements | by kind | Prisma / own SQLite connection | transactions (BEGIN) | audit writer transactions |";
 
 /** `--write`: one child per provider, their tables merged into docs/BENCHMARKS-profile.md. */
 function writeReport(): void {
@@ -49,7 +50,7 @@ function writeReport(): void {
     `Measured ${new Date().toISOString()} by \`npx tsx bench/profile-call.ts --write --n ${N}${pg ? " --pg …" : ""}\` on ${os.cpus().length} × ${os.cpus()[0]?.model ?? "unknown CPU"}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(" / ")} at the end (the machine is shared).`,
     "",
     `Audited calls in process (no HTTP, no Next.js) on a fresh database under the balanced preset, ${CONCURRENCY === 1 ? "one call at a time" : `${CONCURRENCY} at a time`}, after a warm-up of 10 calls. ` +
-      "Statements are counted at the driver (better-sqlite3's `verbose` hook; each pooled pg client's `query`), so BEGIN and COMMIT count, and so do the audit writer's own prepared statements on SQLite, which never pass through Prisma " +
+      "Statements are counted at the driver (better-sqlite3's `verbose` hook; each pooled pg client's `query`), so BEGIN and COMMIT count, and so do the prepared statements of the process's own SQLite connection (the audit writer's commits, the token check), which never pass through Prisma " +
       "(on PostgreSQL the writer uses Prisma's connection, so its statements are in the Prisma column). A transaction is a BEGIN. " +
       "write_file overwrites one 200-byte file (backup and diff included); run_command runs `echo` in the bwrap sandbox with its change set captured.",
     "",
@@ -57,7 +58,7 @@ function writeReport(): void {
     `|---${"|---".repeat(HEADER.split("|").length - 2)}|`,
     ...rows,
     "",
-    "The statements, by step (`--statements` lists them): each audit writer transaction is BEGIN, a read of the chain's last event and of the signed head, for each write it carries the row change (the ToolCall INSERT or a status UPDATE) and its event INSERT, then the head upsert and COMMIT; a read's three audit writes (received, running, outcome) take two transactions, a write's or a command's three. write_file adds about three Prisma statements of its own (the backup row, and the blob's lookup and insert unless the same content is stored already); the few SELECTs of agent, workspace and rules are the one-second caches refilling.",
+    "The statements, by step (`--statements` lists them): each audit writer transaction is BEGIN, a read of the chain's last event and of the signed head, the row change (the ToolCall INSERT, with a status change of the same batch folded into it, or a status UPDATE), an event INSERT per audit write, then the head upsert and COMMIT; a read's three audit writes (received, running, outcome) take two transactions, a write's or a command's three. write_file adds about three Prisma statements of its own (the backup row, and the blob's lookup and insert unless the same content is stored already); the few SELECTs of agent, workspace and rules are the one-second caches refilling.",
     "",
   ].join("\n");
   fs.writeFileSync(path.join(ROOT, "docs/BENCHMARKS-profile.md"), md);
@@ -156,7 +157,7 @@ async function main() {
     const begins = [...kinds.entries()].filter(([k]) => k === "BEGIN").reduce((a, [, v]) => a + v, 0);
     console.log(
       `| ${p.label} | ${p.calls} | ${(elapsed / p.calls).toFixed(2)} | ${((cpu.user + cpu.system) / 1000 / p.calls).toFixed(2)} | ${per(total)} | ${byKind || "none"} | ` +
-        `${per(origins.get("prisma") ?? 0)} / ${per(origins.get("audit-writer") ?? 0)} | ${per(begins)} | ${per(after.transactions - before.transactions)} |`,
+        `${per(origins.get("prisma") ?? 0)} / ${per(origins.get("own-sqlite") ?? 0)} | ${per(begins)} | ${per(after.transactions - before.transactions)} |`,
     );
     for (const [text, n] of [...texts.entries()].sort((a, b) => b[1] - a[1])) console.error(`  ${p.tool} ${(n / p.calls).toFixed(2)}  ${text}`);
     if (total === 0) throw new Error(`${p.tool}: no statement was counted; is statement tracing wired (lib/db.ts sqlTracing)?`);

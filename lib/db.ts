@@ -60,8 +60,11 @@ export function createClient(url: string): PrismaClient {
   return client;
 }
 
-/** Who sent a traced statement: Prisma's connection, or the audit writer's own SQLite connection. */
-export type SqlOrigin = "prisma" | "audit-writer";
+/**
+ * Who sent a traced statement: Prisma's connection, or the process's own SQLite connection
+ * (lib/db/sqlite-connection.ts: the audit writer's commits, the token lookups).
+ */
+export type SqlOrigin = "prisma" | "own-sqlite";
 
 /**
  * Statement tracing, for profiling only (bench/profile-call.ts, bench/pipeline.ts): with
