@@ -4,8 +4,8 @@
  * PostgreSQL database) under the balanced preset, and reports per call, for read_file, write_file
  * (allowed: it applies at once, backed up) and run_command (`echo`, in the sandbox), the SQL
  * statements the call ran (by kind: SELECT, INSERT, UPDATE, BEGIN, COMMIT …, and by connection:
- * Prisma's, or the process's own SQLite connection that the audit writer and the token check
- * use), the transactions they made and the wall time. It is the profile behind the audit-write
+ * Prisma's, or the process's own connection that the audit writer (and on SQLite the token
+ * check) use), the transactions they made and the wall time. It is the profile behind the audit-write
  * work: what the pipeline asks of the database, independent of the HTTP layer.
  *
  * Statements are counted at the driver (lib/db.ts `sqlTracing`: better-sqlite3's `verbose` hook
@@ -33,7 +33,7 @@ const opt = (name: string) => {
 const N = Number(opt("n") ?? 200);
 const ROOT = path.resolve(import.meta.dirname, "..");
 const CONCURRENCY = Number(opt("concurrency") ?? 1);
-const HEADER = "| tool | calls | ms/call wall | ms/call CPU | statements | by kind | Prisma / own SQLite connection | transactions (BEGIN) | audit writer transactions |";
+const HEADER = "| tool | calls | ms/call wall | ms/call CPU | statements | by kind | Prisma / own connection | transactions (BEGIN) | audit writer transactions |";
 
 /** `--write`: one child per provider, their tables merged into docs/BENCHMARKS-profile.md. */
 function writeReport(): void {
@@ -50,8 +50,7 @@ function writeReport(): void {
     `Measured ${new Date().toISOString()} by \`npx tsx bench/profile-call.ts --write --n ${N}${pg ? " --pg …" : ""}\` on ${os.cpus().length} × ${os.cpus()[0]?.model ?? "unknown CPU"}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(" / ")} at the end (the machine is shared).`,
     "",
     `Audited calls in process (no HTTP, no Next.js) on a fresh database under the balanced preset, ${CONCURRENCY === 1 ? "one call at a time" : `${CONCURRENCY} at a time`}, after a warm-up of 10 calls. ` +
-      "Statements are counted at the driver (better-sqlite3's `verbose` hook; each pooled pg client's `query`), so BEGIN and COMMIT count, and so do the prepared statements of the process's own SQLite connection (the audit writer's commits, the token check), which never pass through Prisma " +
-      "(on PostgreSQL the writer uses Prisma's connection, so its statements are in the Prisma column). A transaction is a BEGIN. " +
+      "Statements are counted at the driver (better-sqlite3's `verbose` hook; each pooled pg client's `query`), so BEGIN and COMMIT count, and so do the statements of the process's own connection beside Prisma's (the audit writer's commits; on SQLite the token check too), which never pass through Prisma. A transaction is a BEGIN. " +
       "write_file overwrites one 200-byte file (backup and diff included); run_command runs `echo` in the bwrap sandbox with its change set captured.",
     "",
     `| database |${HEADER.slice(1)}`,
@@ -157,7 +156,7 @@ async function main() {
     const begins = [...kinds.entries()].filter(([k]) => k === "BEGIN").reduce((a, [, v]) => a + v, 0);
     console.log(
       `| ${p.label} | ${p.calls} | ${(elapsed / p.calls).toFixed(2)} | ${((cpu.user + cpu.system) / 1000 / p.calls).toFixed(2)} | ${per(total)} | ${byKind || "none"} | ` +
-        `${per(origins.get("prisma") ?? 0)} / ${per(origins.get("own-sqlite") ?? 0)} | ${per(begins)} | ${per(after.transactions - before.transactions)} |`,
+        `${per(origins.get("prisma") ?? 0)} / ${per(origins.get("own") ?? 0)} | ${per(begins)} | ${per(after.transactions - before.transactions)} |`,
     );
     for (const [text, n] of [...texts.entries()].sort((a, b) => b[1] - a[1])) console.error(`  ${p.tool} ${(n / p.calls).toFixed(2)}  ${text}`);
     if (total === 0) throw new Error(`${p.tool}: no statement was counted; is statement tracing wired (lib/db.ts sqlTracing)?`);

@@ -61,10 +61,11 @@ export function createClient(url: string): PrismaClient {
 }
 
 /**
- * Who sent a traced statement: Prisma's connection, or the process's own SQLite connection
- * (lib/db/sqlite-connection.ts: the audit writer's commits, the token lookups).
+ * Who sent a traced statement: Prisma's connection, or the process's own connection beside it
+ * (lib/db/sqlite-connection.ts: the audit writer's commits and the token check on SQLite;
+ * lib/db/pg-connection.ts: the audit writer's commits on PostgreSQL).
  */
-export type SqlOrigin = "prisma" | "own-sqlite";
+export type SqlOrigin = "prisma" | "own";
 
 /**
  * Statement tracing, for profiling only (bench/profile-call.ts, bench/pipeline.ts): with
@@ -84,6 +85,19 @@ export function traceSql(origin: SqlOrigin, sql: string): void {
 
 type PgFactory = InstanceType<typeof PrismaPg>;
 type PgQueryable = { query: (...args: unknown[]) => unknown };
+type PgPoolLike = { on(e: "connect", f: (c: PgQueryable) => void): unknown };
+
+/** Reports every statement of each client `pool` connects (a pg.Pool) as sent by `origin`. */
+export function tracePgPool(pool: PgPoolLike, origin: SqlOrigin): void {
+  pool.on("connect", (client) => {
+    const query = client.query.bind(client);
+    client.query = (...args: unknown[]) => {
+      const q = args[0];
+      traceSql(origin, typeof q === "string" ? q : String((q as { text?: unknown })?.text ?? ""));
+      return query(...args);
+    };
+  });
+}
 
 /** The pg adapter factory, reporting each statement of each pooled client when `trace` is on. */
 function tracedPg(factory: PgFactory, trace: boolean): PgFactory {
@@ -91,16 +105,7 @@ function tracedPg(factory: PgFactory, trace: boolean): PgFactory {
   const connect = factory.connect.bind(factory);
   factory.connect = async () => {
     const adapter = await connect();
-    const pool = adapter.underlyingDriver() as unknown as { on(e: "connect", f: (c: PgQueryable) => void): void } & PgQueryable;
-    const wrap = (target: PgQueryable) => {
-      const query = target.query.bind(target);
-      target.query = (...args: unknown[]) => {
-        const q = args[0];
-        traceSql("prisma", typeof q === "string" ? q : String((q as { text?: unknown })?.text ?? ""));
-        return query(...args);
-      };
-    };
-    pool.on("connect", wrap);
+    tracePgPool(adapter.underlyingDriver() as unknown as PgPoolLike, "prisma");
     return adapter;
   };
   return factory;

@@ -30,7 +30,7 @@ export function sqliteConnection(): SqliteConnection {
     stopCheckpointer(cached.url.replace(/^file:/, ""));
   }
   const file = url.replace(/^file:/, "");
-  const handle = new BetterSqlite3(file, { timeout: SQLITE_BUSY_WAIT_MS, ...(sqlTracing() && { verbose: (sql: unknown) => traceSql("own-sqlite", String(sql)) }) });
+  const handle = new BetterSqlite3(file, { timeout: SQLITE_BUSY_WAIT_MS, ...(sqlTracing() && { verbose: (sql: unknown) => traceSql("own", String(sql)) }) });
   handle.pragma("journal_mode = WAL");
   handle.pragma("synchronous = NORMAL");
   handle.pragma("foreign_keys = ON");

@@ -52,6 +52,8 @@ async function dropProcessState(): Promise<void> {
   await db?.$disconnect().catch(() => undefined);
   const writerConn = g.agentReachAuditSqlite as { handle: { open: boolean; close(): void } } | undefined;
   if (writerConn?.handle.open) writerConn.handle.close();
+  const writerPg = g.agentReachWriterPg as { pool: { end(): Promise<void> } } | undefined;
+  await writerPg?.pool.end().catch(() => undefined);
   const checkpointers = g.agentReachCheckpointers as Map<string, { terminate(): Promise<number> }> | undefined;
   await Promise.all([...(checkpointers?.values() ?? [])].map((w) => w.terminate().catch(() => 0)));
   const fanout = g.agentReachFanout as { close(): Promise<void> } | undefined;
