@@ -17,7 +17,7 @@ import { performance } from "node:perf_hooks";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ms, quantiles, type Section } from "@/bench/measure";
+import { ms, quantiles, toolCall, type Section } from "@/bench/measure";
 import { createGateway } from "@/lib/gateway";
 import { startTestServer, type TestServer } from "@/tests/helpers/server";
 
@@ -34,11 +34,11 @@ async function smallReads(server: TestServer, viaNext: TestServer): Promise<Sect
   fs.writeFileSync(path.join(server.workspace, "small.txt"), "hello\n".repeat(50));
   fs.writeFileSync(path.join(viaNext.workspace, "small.txt"), "hello\n".repeat(50));
   const http = () =>
-    server.call("read_file", { path: "small.txt" }).then((r) => {
+    toolCall(server.url, server.agentToken, "read_file", { path: "small.txt" }).then((r) => {
       if (!r.body.ok) throw new Error(JSON.stringify(r.body));
     });
   const httpNext = () =>
-    viaNext.call("read_file", { path: "small.txt" }).then((r) => {
+    toolCall(viaNext.url, viaNext.agentToken, "read_file", { path: "small.txt" }).then((r) => {
       if (!r.body.ok) throw new Error(JSON.stringify(r.body));
     });
   const mcp = new Client({ name: "bench", version: "1.0.0" });
@@ -101,7 +101,7 @@ async function throughput(server: TestServer, label: string, levels = [1, 8, 32]
         while (next < calls) {
           next++;
           const s = performance.now();
-          const res = await server.call("read_file", { path: "small.txt" }, { "x-agent-session": `bench-${a}` });
+          const res = await toolCall(server.url, server.agentToken, "read_file", { path: "small.txt" }, { "x-agent-session": `bench-${a}` });
           if (!res.body.ok) throw new Error(JSON.stringify(res.body));
           latencies.push(performance.now() - s);
         }
@@ -153,7 +153,7 @@ async function chainRun(server: TestServer): Promise<Section> {
     Array.from({ length: 32 }, async (_, a) => {
       while (next < CHAIN_CALLS) {
         const i = next++;
-        const res = await server.call("read_file", { path: "small.txt", offset: i % 40, limit: 1 }, { "x-agent-session": `chain-${a}` });
+        const res = await toolCall(server.url, server.agentToken, "read_file", { path: "small.txt", offset: i % 40, limit: 1 }, { "x-agent-session": `chain-${a}` });
         if (!res.body.ok) throw new Error(JSON.stringify(res.body));
       }
     }),
@@ -234,7 +234,7 @@ async function inProcess(httpMedianMs: number): Promise<Section> {
       "createGateway() runs the pipeline in this process on a fresh SQLite file: the whole audited call (session, record, parse, fence, " +
       "policy, read, outcome) without the HTTP door. Audit writes are the writer's operations (received, running, outcome); a transaction " +
       "carries several when calls overlap (group commit). Prisma statements are what the rest of the pipeline still sends per call " +
-      "(session and token checks are cached).",
+      "(sessions are cached; a caller in process has no token to check).",
     header: ["agents", "calls", "calls/s", "median ms", "audit transactions / call", "audit writes / call", "Prisma statements / call"],
     rows,
     notes: [
@@ -325,7 +325,10 @@ async function main(): Promise<void> {
   sections.push(await inProcess(httpMedian));
   sections.splice(1, 0, {
     title: "Audited calls per second",
-    intro: "read_file of a small file through POST /api/tools/read_file, N agents each sending its next call as soon as the last answered.",
+    intro:
+      "read_file of a small file through POST /api/tools/read_file, N agents each sending its next call as soon as the last answered. " +
+      "The agents are this benchmark's process, on the same 2 cores as the server: they call over Node's http module with kept-alive " +
+      "connections (bench/measure.ts toolCall), about 0.4 ms of CPU per call against 1.2 ms for fetch.",
     header: ["database", "agents", "calls", "calls/s", "median ms", "p99 ms"],
     rows,
   });
