@@ -27,6 +27,8 @@ export interface SanitizedConfig {
   text: string;
   /** Keys removed or changed, lower case, deduplicated (for the record; never values). */
   changed: string[];
+  /** The files it includes (`include.path`, `includeIf.<condition>.path` values, as written). */
+  includes: string[];
 }
 
 /** Largest configuration file sanitized (bytes); a larger one is masked whole. */
@@ -161,7 +163,8 @@ async function sanitize(bytes: Buffer, mode: "repository" | "global"): Promise<S
     const text = serializeConfig(kept);
     // Only what git reads back exactly as meant is shown; anything else is masked whole.
     const check = text === null ? null : await parseConfigBytes(Buffer.from(text, "latin1"));
-    if (text !== null && check !== null && sameEntries(check, kept)) result = { text, changed: [...changed] };
+    const includes = kept.filter((e) => /^include(if\..*)?\.path$/i.test(e.key) && e.value).map((e) => e.value!);
+    if (text !== null && check !== null && sameEntries(check, kept)) result = { text, changed: [...changed], includes };
   }
   if (cache.size > 500) cache.clear();
   cache.set(cacheKey, result);

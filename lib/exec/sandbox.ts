@@ -6,6 +6,8 @@ import picomatch from "picomatch";
 import crypto from "node:crypto";
 import { getConfig } from "@/lib/config";
 import { ToolError } from "@/lib/errors";
+import { boxHome } from "@/lib/exec/box-home";
+import { gitConfigArgs } from "@/lib/exec/box-git-config";
 import { displayBytes, resetWorkspaceSecrets, utf8Name, workspaceSecrets, SecretScanLimitError } from "@/lib/exec/workspace-secrets";
 import { DEFAULT_RULES } from "@/lib/policy/default-rules";
 import { readGitConfig, riskyKeys } from "@/lib/policy/git-repo";
@@ -613,7 +615,9 @@ export async function prepareBox(spec: SandboxSpec): Promise<BoxPlan> {
   remountRo.push("/proc");
   args.push("--bind", spec.workspaceSource ?? ws, ws);
   for (const p of hidden) if (isInside(ws, p) && p !== ws) hide(p);
-  if (spec.home) args.push("--bind", spec.home, spec.home);
+  // HOME: fresh per command, with its caches and package stores kept (see `boxHome`).
+  const home = spec.home ? await boxHome(spec.home) : null;
+  if (home) args.push(...home.args);
 
   const sourceRoot = spec.workspaceSource ?? ws;
   const mountpointRoot = spec.mountpointRoot ?? ws;
@@ -630,14 +634,24 @@ export async function prepareBox(spec: SandboxSpec): Promise<BoxPlan> {
   const present = gitKind === "dir" ? BUILTIN_READONLY_IF_PRESENT.filter(exists) : [];
   const absent = gitKind === "dir" ? BUILTIN_READONLY_IF_PRESENT.filter((p) => !exists(p)) : [];
   const captured = mountpointRoot !== ws;
-  const readOnly = await protectedPaths(ws, [...(gitKind === "absent" ? [] : BUILTIN_READONLY), ...present, ...(spec.readOnly ?? config.sandboxReadOnly)], {
-    sourceRoot,
-    mountpointRoot,
-    placeholders: captured ? absent : [],
-  });
-  args.push(...readOnly.args);
+  let readOnly: Awaited<ReturnType<typeof protectedPaths>> | null = null;
+  let secrets: Awaited<ReturnType<typeof secretMasks>>;
+  try {
+    readOnly = await protectedPaths(ws, [...(gitKind === "absent" ? [] : BUILTIN_READONLY), ...present, ...(spec.readOnly ?? config.sandboxReadOnly)], {
+      sourceRoot,
+      mountpointRoot,
+      placeholders: captured ? absent : [],
+    });
+    args.push(...readOnly.args);
+    secrets = await secretMasks(ws, spec, hidden);
+    // Repository configuration without its credentials, over the read-only originals.
+    args.push(...(await gitConfigArgs(ws, secrets.repos, hidden)));
+  } catch (e) {
+    await readOnly?.release();
+    await home?.release();
+    throw e;
+  }
   // The workspace's secrets, last: a mask must not be covered by a later bind of a directory above it.
-  const secrets = await secretMasks(ws, spec, hidden);
   args.push(...secrets.args);
   for (const dir of remountRo) args.push("--remount-ro", dir);
   args.push("--chdir", spec.cwd, "--");
@@ -653,6 +667,7 @@ export async function prepareBox(spec: SandboxSpec): Promise<BoxPlan> {
     release: async () => {
       await readOnly.release();
       await secrets.release(mountpointRoot);
+      await home?.release();
       return sweep ? sweepGitRedirects(ws, sweep).catch(() => []) : [];
     },
   };
@@ -674,7 +689,7 @@ async function secretMasks(
   ws: string,
   spec: SandboxSpec,
   hidden: readonly string[],
-): Promise<{ args: string[]; argsData: Buffer | null; masked: string[]; exposed: string[]; release(mountpointRoot: string): Promise<void> }> {
+): Promise<{ args: string[]; argsData: Buffer | null; masked: string[]; exposed: string[]; repos: string[]; release(mountpointRoot: string): Promise<void> }> {
   const config = getConfig();
   const exposeGlobs = spec.expose ?? config.sandboxExpose;
   const expose = exposeGlobs.length > 0 ? picomatch([...exposeGlobs], GLOB_OPTIONS) : undefined;
@@ -782,6 +797,7 @@ async function secretMasks(
     argsData,
     masked: [...masked.map((m) => m.rel), ...raw.map((r) => r.display)],
     exposed: found.exposed,
+    repos: found.repos,
     release: async (mountpointRoot) => {
       for (const m of masked) {
         // What stands at a masked path now is bwrap's mount point when it is not the entry that

@@ -111,6 +111,8 @@ export interface WorkspaceSecrets {
   exposed: string[];
   /** Entries whose names are not valid UTF-8, all masked (never exposed: no glob names them). */
   raw: RawSecret[];
+  /** Workspace-relative directories holding a `.git` directory ("" for the root), outside masked ones. */
+  repos: string[];
   /** Entries in the scanned tree. */
   entries: number;
   /** Directories read during this scan (the rest were unchanged). */
@@ -163,7 +165,7 @@ export async function workspaceSecrets(
     trees().set(root, tree);
   }
   const visited = new Set<string>();
-  const out: WorkspaceSecrets = { files: [], dirs: [], links: [], exposed: [], raw: [], entries: 0, read: 0 };
+  const out: WorkspaceSecrets = { files: [], dirs: [], links: [], exposed: [], raw: [], repos: [], entries: 0, read: 0 };
   const expose = options.expose ?? (() => false);
   const exposeUnder = options.exposeUnder ?? (() => false);
   const stack: string[] = [""];
@@ -241,6 +243,7 @@ export async function workspaceSecrets(
       continue;
     }
     if (node.matchKey !== isSecret.key) classify(node, rel, isSecret);
+    if (node.entries.some((e) => e.name === ".git" && e.kind === "dir")) out.repos.push(rel);
     for (const r of node.raw) out.raw.push({ dir: rel, name: r.name, display: rel ? `${rel}/${displayBytes(r.name)}` : displayBytes(r.name), kind: r.kind });
     for (const f of node.secretFiles) (expose(f) ? out.exposed : out.files).push(f);
     for (const l of node.secretLinks) (expose(l) ? out.exposed : out.links).push(l);
