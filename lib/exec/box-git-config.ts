@@ -31,16 +31,21 @@ const INCLUDE_DEPTH = 5;
 /**
  * The bwrap options that show the workspace's git configuration without credentials.
  * @param ws canonical workspace root
- * @param repos workspace-relative directories holding a `.git` directory ("" for the root)
+ * @param gitDirs workspace-relative git directories, `.git` files (`gitdir: …` pointers) and bare
+ *   repositories (lib/exec/workspace-secrets.ts `gitDirs`)
  * @param hidden gateway paths hidden in the box (nothing is bound inside them)
  * @returns `--ro-bind SANITIZED FILE` pairs, to follow the read-only binds of `.git` and precede
  *   the secret masks
  */
-export async function gitConfigArgs(ws: string, repos: readonly string[], hidden: readonly string[]): Promise<string[]> {
+export async function gitConfigArgs(ws: string, gitDirs: readonly string[], hidden: readonly string[]): Promise<string[]> {
   const queue: Array<{ file: string; depth: number }> = [];
-  for (const rel of repos) {
-    const gitDir = path.join(ws, rel, ".git");
-    for (const file of [path.join(gitDir, "config"), path.join(gitDir, "config.worktree"), ...worktreeConfigs(gitDir), ...moduleConfigs(path.join(gitDir, "modules"), 0)]) {
+  for (const rel of gitDirs) {
+    const gitDir = resolveGitDir(path.join(ws, rel));
+    if (!gitDir) continue;
+    // `config`, and its copies beside it (`config.bak`, `config~`, `config.orig`: editors and
+    // people leave them, with the same credentials), `config.worktree`, worktrees, submodules.
+    const own = readdirOrEmpty(gitDir).filter((n) => n.startsWith("config")).map((n) => path.join(gitDir, n));
+    for (const file of [...own, ...worktreeConfigs(gitDir), ...moduleConfigs(path.join(gitDir, "modules"), 0)]) {
       queue.push({ file, depth: 0 });
     }
   }
@@ -78,6 +83,18 @@ export async function gitConfigArgs(ws: string, repos: readonly string[], hidden
     }
   }
   return args;
+}
+
+/**
+ * The git directory `p` names: itself when a directory, the target of a `gitdir: …` file (relative
+ * to the file's directory, as git reads it), or null.
+ */
+function resolveGitDir(p: string): string | null {
+  const st = fs.lstatSync(/*turbopackIgnore: true*/ p, { throwIfNoEntry: false });
+  if (st?.isDirectory()) return p;
+  if (!st?.isFile() || st.size > 4096) return null;
+  const m = /^gitdir: *(.+?)[\r\n]*$/.exec(fs.readFileSync(/*turbopackIgnore: true*/ p, "utf8").split("\n")[0] ?? "");
+  return m ? path.resolve(path.dirname(p), m[1]) : null;
 }
 
 /** `config.worktree` of each linked worktree (`.git/worktrees/<name>/`). */

@@ -645,7 +645,7 @@ export async function prepareBox(spec: SandboxSpec): Promise<BoxPlan> {
     args.push(...readOnly.args);
     secrets = await secretMasks(ws, spec, hidden);
     // Repository configuration without its credentials, over the read-only originals.
-    args.push(...(await gitConfigArgs(ws, secrets.repos, hidden)));
+    args.push(...(await gitConfigArgs(ws, secrets.gitDirs, hidden)));
   } catch (e) {
     await readOnly?.release();
     await home?.release();
@@ -689,7 +689,7 @@ async function secretMasks(
   ws: string,
   spec: SandboxSpec,
   hidden: readonly string[],
-): Promise<{ args: string[]; argsData: Buffer | null; masked: string[]; exposed: string[]; repos: string[]; release(mountpointRoot: string): Promise<void> }> {
+): Promise<{ args: string[]; argsData: Buffer | null; masked: string[]; exposed: string[]; gitDirs: string[]; release(mountpointRoot: string): Promise<void> }> {
   const config = getConfig();
   const exposeGlobs = spec.expose ?? config.sandboxExpose;
   const expose = exposeGlobs.length > 0 ? picomatch([...exposeGlobs], GLOB_OPTIONS) : undefined;
@@ -797,7 +797,7 @@ async function secretMasks(
     argsData,
     masked: [...masked.map((m) => m.rel), ...raw.map((r) => r.display)],
     exposed: found.exposed,
-    repos: found.repos,
+    gitDirs: found.gitDirs,
     release: async (mountpointRoot) => {
       for (const m of masked) {
         // What stands at a masked path now is bwrap's mount point when it is not the entry that

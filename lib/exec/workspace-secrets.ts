@@ -111,8 +111,12 @@ export interface WorkspaceSecrets {
   exposed: string[];
   /** Entries whose names are not valid UTF-8, all masked (never exposed: no glob names them). */
   raw: RawSecret[];
-  /** Workspace-relative directories holding a `.git` directory ("" for the root), outside masked ones. */
-  repos: string[];
+  /**
+   * Workspace-relative git directories and pointers, outside masked directories: each `.git`
+   * directory, each `.git` file (`gitdir: …`, a worktree or submodule), and each directory laid out
+   * as a bare repository (`HEAD`, `config`, `objects/`, `refs/`; "" when the root is one).
+   */
+  gitDirs: string[];
   /** Entries in the scanned tree. */
   entries: number;
   /** Directories read during this scan (the rest were unchanged). */
@@ -165,7 +169,7 @@ export async function workspaceSecrets(
     trees().set(root, tree);
   }
   const visited = new Set<string>();
-  const out: WorkspaceSecrets = { files: [], dirs: [], links: [], exposed: [], raw: [], repos: [], entries: 0, read: 0 };
+  const out: WorkspaceSecrets = { files: [], dirs: [], links: [], exposed: [], raw: [], gitDirs: [], entries: 0, read: 0 };
   const expose = options.expose ?? (() => false);
   const exposeUnder = options.exposeUnder ?? (() => false);
   const stack: string[] = [""];
@@ -243,7 +247,9 @@ export async function workspaceSecrets(
       continue;
     }
     if (node.matchKey !== isSecret.key) classify(node, rel, isSecret);
-    if (node.entries.some((e) => e.name === ".git" && e.kind === "dir")) out.repos.push(rel);
+    const dotGit = node.entries.find((e) => e.name === ".git" && (e.kind === "dir" || e.kind === "file"));
+    if (dotGit) out.gitDirs.push(rel ? `${rel}/.git` : ".git");
+    if (looksBare(node)) out.gitDirs.push(rel);
     for (const r of node.raw) out.raw.push({ dir: rel, name: r.name, display: rel ? `${rel}/${displayBytes(r.name)}` : displayBytes(r.name), kind: r.kind });
     for (const f of node.secretFiles) (expose(f) ? out.exposed : out.files).push(f);
     for (const l of node.secretLinks) (expose(l) ? out.exposed : out.links).push(l);
@@ -309,6 +315,12 @@ function linkedNames(tree: Tree, visited: ReadonlySet<string>, masked: ReadonlyS
     }
   }
   return more;
+}
+
+/** A directory laid out as a bare git repository. */
+function looksBare(node: DirNode): boolean {
+  const kind = (name: string) => node.entries.find((e) => e.name === name)?.kind;
+  return kind("HEAD") === "file" && kind("config") === "file" && kind("objects") === "dir" && kind("refs") === "dir";
 }
 
 /** Fills a node's secret entries for `isSecret`. */

@@ -58,6 +58,16 @@ function newRepo(): string {
   fs.mkdirSync(path.join(ws, "vendor", "lib"), { recursive: true });
   execFileSync("git", ["init", "-q"], { cwd: path.join(ws, "vendor", "lib") });
   fs.appendFileSync(path.join(ws, "vendor", "lib", ".git", "config"), `[remote "origin"]\n\turl = https://n:${TOKEN}@h/nested\n`);
+  // A copy an editor or a person left beside the config; a bare mirror; a `.git` file naming a
+  // git directory elsewhere in the workspace.
+  fs.writeFileSync(path.join(ws, ".git", "config.bak"), `${CONFIG}\n`);
+  fs.mkdirSync(path.join(ws, "mirrors"), { recursive: true });
+  execFileSync("git", ["init", "-q", "--bare", "r.git"], { cwd: path.join(ws, "mirrors") });
+  fs.appendFileSync(path.join(ws, "mirrors", "r.git", "config"), `[remote "origin"]\n\turl = https://b:${TOKEN}@h/bare\n`);
+  fs.mkdirSync(path.join(ws, "linked"), { recursive: true });
+  fs.mkdirSync(path.join(ws, "store"), { recursive: true });
+  execFileSync("git", ["init", "-q", "--separate-git-dir", path.join(ws, "store", "linked.git"), path.join(ws, "linked")]);
+  fs.appendFileSync(path.join(ws, "store", "linked.git", "config"), `[remote "origin"]\n\turl = https://l:${TOKEN}@h/linked\n`);
   return ws;
 }
 
@@ -97,6 +107,9 @@ describe("no spelling of a read shows a credential from git's configuration", ()
     ["a submodule's config", "cat .git/modules/libs/sub/config"],
     ["a linked worktree's config", "cat .git/worktrees/wt2/config.worktree"],
     ["a nested clone", "git -C vendor/lib remote -v; cat vendor/lib/.git/config"],
+    ["a copy beside the config", "cat .git/config.bak"],
+    ["a bare mirror", "cat mirrors/r.git/config; git -C mirrors/r.git remote -v"],
+    ["a .git file's git directory", "git -C linked remote -v; cat store/linked.git/config"],
     ["grep -r .git", "grep -ra T0KEN . ; true"],
     ["tar", "tar cf - . | strings | grep -c T0KEN; true"],
     ["cp then rev", "cp .git/config /tmp/c && rev /tmp/c"],

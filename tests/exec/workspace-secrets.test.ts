@@ -187,3 +187,18 @@ describe("names that are not valid UTF-8", () => {
     expect((await scan()).raw).toEqual([]);
   });
 });
+
+describe("git directories for the sanitized configuration", () => {
+  it("reports .git directories and files and bare layouts, not their insides", async () => {
+    put(".git/config");
+    put("vendor/lib/.git/config");
+    put("wt/.git", "gitdir: ../.git/worktrees/wt\n");
+    put("mirror.git/HEAD");
+    put("mirror.git/config");
+    fs.mkdirSync(path.join(root, "mirror.git", "objects"));
+    fs.mkdirSync(path.join(root, "mirror.git", "refs"));
+    put("notbare/HEAD");
+    put(".ssh/x/.git/config"); // inside a masked directory: masked whole already
+    expect((await scan()).gitDirs.sort()).toEqual([".git", "mirror.git", "vendor/lib/.git", "wt/.git"]);
+  });
+});
