@@ -82,12 +82,10 @@ export async function boxHome(home: string): Promise<BoxHome> {
   if (seed) await fsp.writeFile(path.join(scratch, ".gitconfig"), Buffer.from(seed, "latin1"), { mode: 0o644 });
   const args = ["--bind", scratch, home];
   for (const rel of HOME_PERSISTENT_DIRS) {
-    const dir = path.join(home, rel);
-    await fsp.mkdir(dir, { recursive: true, mode: 0o755 }).catch(() => {});
     // Only a real directory of the workspace's HOME, reached without symlinks: a link left there
     // (by a command run unboxed) would otherwise bind whatever it names into the box.
-    if (!isPlainDirBelow(home, rel)) continue;
-    args.push("--bind", dir, dir);
+    const dir = plainDirBelow(home, rel);
+    if (dir) args.push("--bind", dir, dir);
   }
   return {
     args,
@@ -127,15 +125,26 @@ async function readGlobal(file: string): Promise<string | null> {
   return (await sanitizeGlobalConfig(bytes))?.text ?? null;
 }
 
-/** Whether every component of `rel` below `base` is a directory, not a symlink. */
-function isPlainDirBelow(base: string, rel: string): boolean {
+/**
+ * `base/rel`, made when missing, when every component below `base` is a directory and none a
+ * symlink (nothing is made through a link); else null.
+ */
+function plainDirBelow(base: string, rel: string): string | null {
   let current = base;
   for (const segment of rel.split("/")) {
     current = path.join(current, segment);
-    const st = fs.lstatSync(/*turbopackIgnore: true*/ current, { throwIfNoEntry: false });
-    if (!st || st.isSymbolicLink() || !st.isDirectory()) return false;
+    let st = fs.lstatSync(/*turbopackIgnore: true*/ current, { throwIfNoEntry: false });
+    if (!st) {
+      try {
+        fs.mkdirSync(/*turbopackIgnore: true*/ current, { mode: 0o755 });
+      } catch {
+        // made meanwhile (another command), or not possible: judged below
+      }
+      st = fs.lstatSync(/*turbopackIgnore: true*/ current, { throwIfNoEntry: false });
+    }
+    if (!st || st.isSymbolicLink() || !st.isDirectory()) return null;
   }
-  return true;
+  return current;
 }
 
 /** Removes scratch HOMEs left by a gateway that stopped while commands ran. */

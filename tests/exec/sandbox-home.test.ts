@@ -141,3 +141,19 @@ describe("the persistent directories cannot be turned into doors", () => {
     }
   });
 });
+
+describe("a link inside the workspace HOME is never followed when making the kept directories", () => {
+  it("a parent of a kept directory that is a symlink: nothing is made through it, nothing bound", async () => {
+    const outside = fs.mkdtempSync(path.join(base, "ar-sbxhome-parent-"));
+    made.push(outside);
+    fs.rmSync(path.join(env.HOME, ".gradle"), { recursive: true, force: true });
+    fs.symlinkSync(outside, path.join(env.HOME, ".gradle"));
+    try {
+      const r = await run("ls -A ~/.gradle 2>&1; true");
+      expect(fs.readdirSync(outside)).toEqual([]);
+      expect(r.stdout).not.toMatch(/caches|wrapper/);
+    } finally {
+      fs.rmSync(path.join(env.HOME, ".gradle"));
+    }
+  });
+});
