@@ -78,11 +78,16 @@ describe.each(["balanced", "autonomous"] as const)("under %s", (preset) => {
   });
 
   it("git configuration planted in HOME does not run in the next command; a cache persists", async () => {
-    const planted = await run(`python3 -c "import os; open(os.path.expanduser('~/.gitconfig'),'a').write('[core]\\n\\tfsmonitor = touch PWNED-${preset}\\n[alias]\\n\\tst = !touch PWNED-alias\\n')"; mkdir -p ~/.cache/t && echo kept > ~/.cache/t/f; git status >/dev/null; ls PWNED* 2>/dev/null; true`);
+    // Written by a program (the policy refuses a shell write outside the workspace, `> ~/x`).
+    const planted = await run(
+      `python3 -c "import os; h=os.path.expanduser('~'); open(h+'/.gitconfig','a').write('[core]\\n\\tfsmonitor = touch PWNED-${preset}\\n[alias]\\n\\tst = !touch PWNED-alias\\n'); os.makedirs(h+'/.cache/t', exist_ok=True); open(h+'/.cache/t/f','w').write('kept\\n')"; git status >/dev/null; ls PWNED* 2>/dev/null; true`,
+    );
+    expect(planted.ok, JSON.stringify(planted.error)).toBe(true);
     // Within its own command the plant works (the check below is meaningful).
     expect(planted.data.stdout).toContain(`PWNED-${preset}`);
     for (const f of fs.readdirSync(ws())) if (f.startsWith("PWNED")) fs.rmSync(path.join(ws(), f));
     const later = await run("git status >/dev/null; git st 2>/dev/null; ls PWNED* 2>/dev/null; cat ~/.cache/t/f; true");
+    expect(later.ok, JSON.stringify(later.error)).toBe(true);
     expect(later.data.stdout).toBe("kept\n");
     expect(fs.readdirSync(ws()).filter((f) => f.startsWith("PWNED"))).toEqual([]);
   });
