@@ -49,7 +49,8 @@ export async function sandboxBench(reps: number, log: (line: string) => void = (
     const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, stdio: "ignore", env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1" } });
     git("init", "-q");
     git("add", "-A");
-    git("-c", "user.email=b@example.test", "-c", "user.name=bench", "commit", "-qm", "10k files");
+    // gc.auto=0: 10,000 loose objects would start a detached `git gc --auto` racing the clean-up.
+    git("-c", "gc.auto=0", "-c", "user.email=b@example.test", "-c", "user.name=bench", "commit", "-qm", "10k files");
     // The workspace secret scan alone: the first (reads every directory), then revalidations.
     const { workspaceSecrets } = await import("@/lib/exec/workspace-secrets");
     const { secretPathMatcher } = await import("@/lib/policy/rule-match");
