@@ -1,13 +1,13 @@
-import BetterSqlite3 from "better-sqlite3";
 import { canonicalJson } from "@/lib/canonical-json";
 import { getConfig } from "@/lib/config";
-import { db, dbProvider, isDatabaseBusy, SQLITE_BUSY_WAIT_MS } from "@/lib/db";
-import { BACKSTOP_PAGES, startCheckpointer, stopCheckpointer } from "@/lib/db/checkpointer";
+import { db, dbProvider, isDatabaseBusy, isDatabaseUnavailable } from "@/lib/db";
+import { pgWriterPool } from "@/lib/db/pg-connection";
+import { sqliteConnection } from "@/lib/db/sqlite-connection";
 import type { Prisma } from "@/lib/generated/prisma/client";
 import { sha256Hex } from "@/lib/ids";
 import { withLock } from "@/lib/mutex";
 import { publishAll, type BusEvent } from "@/lib/events/bus";
-import { announceAll } from "@/lib/events/fanout";
+import { ANNOUNCE_CHANNEL, announcementPayloads } from "@/lib/events/fanout";
 import { HEAD_SETTING, makeHead, parseHead } from "@/lib/audit/head";
 import { rememberOutcome } from "@/lib/approvals/outcomes";
 import type { Envelope } from "@/lib/result";
@@ -172,7 +172,6 @@ async function writeBatch(batch: Pending[]): Promise<void> {
   });
   publishAll(events);
   batch.forEach((p, i) => p.resolve(results[i]));
-  void announceAll(events);
 }
 
 /** Retries `fn` while SQLite reports the database locked, with an asynchronous back-off. */
@@ -191,10 +190,43 @@ async function withBusyRetry<T>(fn: () => Promise<T>): Promise<T> {
 /** Writes a batch in one transaction. @returns one result per operation, in order. */
 async function commit(ops: WriteOp[]): Promise<WriteResult[]> {
   const s = state();
-  const out = await withLock("event-chain", () => (dbProvider() === "sqlite" ? Promise.resolve(commitSqlite(ops)) : commitPrisma(ops)));
+  const out = await withLock("event-chain", () => (dbProvider() === "sqlite" ? Promise.resolve(commitSqlite(ops)) : commitPg(ops)));
   s.stats.transactions += 1;
   s.stats.operations += ops.length;
   return out;
+}
+
+/**
+ * The rows a batch inserts, with the status changes of those same calls that follow their insert
+ * folded in: a call received and started in one transaction is inserted "running" with both
+ * events appended, instead of an INSERT and then an UPDATE that rewrites the row and its
+ * indexes. A change is folded only while every earlier change of that call in the batch was; the
+ * first one that cannot be (its call is not in `from`) and everything after it run as ordinary
+ * conditional UPDATEs, so the outcome is the same as applying the operations one by one.
+ * @returns the rows to insert, and the indexes of the operations folded (applied without an UPDATE)
+ */
+export function foldIntoInserts(ops: readonly WriteOp[]): { rows: Prisma.ToolCallUncheckedCreateInput[]; folded: Set<number> } {
+  const rows: Prisma.ToolCallUncheckedCreateInput[] = [];
+  const open = new Map<string, Prisma.ToolCallUncheckedCreateInput>();
+  const folded = new Set<number>();
+  ops.forEach((op, i) => {
+    if (op.kind === "insert") {
+      const row = { ...op.row };
+      rows.push(row);
+      open.set(row.id, row);
+    } else if (op.kind === "transition") {
+      const row = open.get(op.callId);
+      if (!row) return;
+      if (!op.from.includes(String(row.status))) {
+        open.delete(op.callId);
+        return;
+      }
+      for (const [key, value] of Object.entries(op.columns)) if (value !== undefined) (row as Record<string, unknown>)[key] = value;
+      row.status = op.to;
+      folded.add(i);
+    }
+  });
+  return { rows, folded };
 }
 
 /** The chain arithmetic shared by both back ends: seq, hash and the bus event of each append. */
@@ -224,38 +256,89 @@ class ChainCursor {
   }
 }
 
-/** PostgreSQL (and any Prisma provider): one interactive transaction per batch. */
-async function commitPrisma(ops: WriteOp[]): Promise<WriteResult[]> {
-  return db().$transaction(
-    async (tx) => {
-      if (dbProvider() === "postgresql") await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${EVENT_CHAIN_LOCK})`);
-      const inserts = ops.flatMap((op) => (op.kind === "insert" ? [op.row] : []));
-      if (inserts.length > 0) await tx.toolCall.createMany({ data: inserts });
-      const [last, headRow] = await Promise.all([
-        tx.event.findFirst({ orderBy: { seq: "desc" }, select: { seq: true, hash: true } }),
-        tx.setting.findUnique({ where: { key: HEAD_SETTING } }),
-      ]);
-      const chain = new ChainCursor(last?.seq ?? 0, last?.hash ?? GENESIS_HASH);
+/**
+ * PostgreSQL: the batch on the writer's own connection (lib/db/pg-connection.ts) as plain
+ * parameterised SQL in one transaction. A transaction-scoped advisory lock serialises writers
+ * across instances; the events are announced to the other instances (pg_notify) inside the same
+ * transaction, so they hear of exactly what was committed, at commit.
+ */
+async function commitPg(ops: WriteOp[]): Promise<WriteResult[]> {
+  const client = await pgWriterPool().connect();
+  let broken: Error | undefined;
+  try {
+    await client.query("BEGIN");
+    try {
+      await client.query(`SELECT pg_advisory_xact_lock(${EVENT_CHAIN_LOCK})`);
+      const { rows: inserts, folded } = foldIntoInserts(ops);
+      for (const row of inserts) {
+        const cols = Object.keys(row).filter((k) => (row as Record<string, unknown>)[k] !== undefined);
+        await client.query(
+          `INSERT INTO "ToolCall" (${cols.map((c) => `"${c}"`).join(", ")}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(", ")})`,
+          cols.map((c) => pgValue((row as Record<string, unknown>)[c])),
+        );
+      }
+      const last = (await client.query<{ seq: number; hash: string }>(`SELECT "seq", "hash" FROM "Event" ORDER BY "seq" DESC LIMIT 1`)).rows[0];
+      const headRow = (await client.query<{ value: string }>(`SELECT "value" FROM "Setting" WHERE "key" = $1`, [HEAD_SETTING])).rows[0];
+      const lastSeq = last ? Number(last.seq) : null;
+      const chain = new ChainCursor(lastSeq ?? 0, last?.hash ?? GENESIS_HASH);
       const results: WriteResult[] = [];
-      for (const op of ops) {
-        if (op.kind === "transition") {
-          const { count } = await tx.toolCall.updateMany({ where: { id: op.callId, status: { in: [...op.from] } }, data: { ...op.columns, status: op.to } });
-          if (count !== 1) {
+      for (const [i, op] of ops.entries()) {
+        if (op.kind === "transition" && !folded.has(i)) {
+          const columns = Object.entries({ ...op.columns, status: op.to }).filter(([, v]) => v !== undefined);
+          const from = op.from.map((_, k) => `$${columns.length + 2 + k}`).join(", ");
+          const { rowCount } = await client.query(
+            `UPDATE "ToolCall" SET ${columns.map(([k], j) => `"${k}" = $${j + 1}`).join(", ")} WHERE "id" = $${columns.length + 1} AND "status" IN (${from})`,
+            [...columns.map(([, v]) => pgValue(v)), op.callId, ...op.from],
+          );
+          if (rowCount !== 1) {
             results.push({ applied: false, event: null });
             continue;
           }
         }
         results.push({ applied: true, event: chain.append(op.event) });
       }
-      const value = chain.headValue(headRow?.value, last?.seq ?? null);
+      const value = chain.headValue(headRow?.value, lastSeq);
       if (value !== null) {
-        await tx.event.createMany({ data: chain.rows });
-        await tx.setting.upsert({ where: { key: HEAD_SETTING }, create: { key: HEAD_SETTING, value }, update: { value } });
+        const params: unknown[] = [];
+        const tuples = chain.rows.map((r) => {
+          const at = params.length;
+          params.push(r.seq, r.type, r.callId, r.actor, r.dataJson, pgValue(r.createdAt), r.prevHash, r.hash);
+          return `(${Array.from({ length: 8 }, (_, k) => `$${at + k + 1}`).join(", ")})`;
+        });
+        await client.query(`INSERT INTO "Event" ("seq", "type", "callId", "actor", "dataJson", "createdAt", "prevHash", "hash") VALUES ${tuples.join(", ")}`, params);
+        await client.query(
+          `INSERT INTO "Setting" ("key", "value", "updatedAt") VALUES ($1, $2, $3) ON CONFLICT ("key") DO UPDATE SET "value" = excluded."value", "updatedAt" = excluded."updatedAt"`,
+          [HEAD_SETTING, value, pgValue(new Date())],
+        );
+        const events = results.flatMap((r) => (r.event ? [r.event] : []));
+        for (const payload of announcementPayloads(events)) await client.query(`SELECT pg_notify($1, $2)`, [ANNOUNCE_CHANNEL, payload]);
       }
+      await client.query("COMMIT");
       return results;
-    },
-    { maxWait: 10_000, timeout: 30_000 },
-  );
+    } catch (err) {
+      await client.query("ROLLBACK").catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
+      throw err;
+    }
+  } catch (err) {
+    broken ??= isDatabaseUnavailable(err) ? (err as Error) : undefined;
+    throw err;
+  } finally {
+    // A connection whose rollback failed, or that failed as unreachable, is discarded, not reused.
+    client.release(broken);
+  }
+}
+
+/**
+ * A JS value as the pg driver should send it: a Date as its UTC ISO text (the columns are
+ * `timestamp(3)` without a zone, holding UTC as Prisma writes them; pg's own Date encoding would
+ * use the process's local zone).
+ */
+function pgValue(v: unknown): unknown {
+  if (v instanceof Date) return v.toISOString();
+  if (v === undefined) return null;
+  return v;
 }
 
 /**
@@ -267,7 +350,7 @@ async function commitPrisma(ops: WriteOp[]): Promise<WriteResult[]> {
 function commitSqlite(ops: WriteOp[]): WriteResult[] {
   const conn = sqliteConnection();
   const run = conn.handle.transaction((): WriteResult[] => {
-    const inserts = ops.flatMap((op) => (op.kind === "insert" ? [op.row] : []));
+    const { rows: inserts, folded } = foldIntoInserts(ops);
     for (const row of inserts) {
       const cols = Object.keys(row).filter((k) => (row as Record<string, unknown>)[k] !== undefined);
       conn.statement(`INSERT INTO "ToolCall" (${cols.map((c) => `"${c}"`).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`).run(
@@ -279,8 +362,8 @@ function commitSqlite(ops: WriteOp[]): WriteResult[] {
     const lastSeq = last ? Number(last.seq) : null;
     const chain = new ChainCursor(lastSeq ?? 0, last?.hash ?? GENESIS_HASH);
     const results: WriteResult[] = [];
-    for (const op of ops) {
-      if (op.kind === "transition") {
+    for (const [i, op] of ops.entries()) {
+      if (op.kind === "transition" && !folded.has(i)) {
         const columns = Object.entries({ ...op.columns, status: op.to }).filter(([, v]) => v !== undefined);
         const sql =
           `UPDATE "ToolCall" SET ${columns.map(([k]) => `"${k}" = ?`).join(", ")} ` +
@@ -314,49 +397,6 @@ function sqliteValue(v: unknown): unknown {
   if (typeof v === "boolean") return v ? 1 : 0;
   if (v === undefined) return null;
   return v;
-}
-
-interface SqliteConnection {
-  url: string;
-  handle: BetterSqlite3.Database;
-  statement(sql: string): BetterSqlite3.Statement;
-}
-
-const globalForSqlite = globalThis as unknown as { agentReachAuditSqlite?: SqliteConnection };
-
-/** The writer's own connection to the SQLite database (reopened when DATABASE_URL changes). */
-function sqliteConnection(): SqliteConnection {
-  const url = getConfig().databaseUrl;
-  const cached = globalForSqlite.agentReachAuditSqlite;
-  if (cached && cached.url === url && cached.handle.open) return cached;
-  if (cached?.handle.open) {
-    cached.handle.close();
-    stopCheckpointer(cached.url.replace(/^file:/, ""));
-  }
-  const file = url.replace(/^file:/, "");
-  const handle = new BetterSqlite3(file, { timeout: SQLITE_BUSY_WAIT_MS });
-  handle.pragma("journal_mode = WAL");
-  handle.pragma("synchronous = NORMAL");
-  handle.pragma("foreign_keys = ON");
-  // Checkpoints run on a worker thread, not inside this connection's commits (lib/db/checkpointer.ts).
-  handle.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
-  startCheckpointer(file);
-  const statements = new Map<string, BetterSqlite3.Statement>();
-  const conn: SqliteConnection = {
-    url,
-    handle,
-    statement(sql) {
-      let stmt = statements.get(sql);
-      if (!stmt) {
-        stmt = handle.prepare(sql);
-        if (statements.size > 500) statements.clear();
-        statements.set(sql, stmt);
-      }
-      return stmt;
-    },
-  };
-  globalForSqlite.agentReachAuditSqlite = conn;
-  return conn;
 }
 
 /**

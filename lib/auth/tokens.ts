@@ -1,4 +1,5 @@
-import { db } from "@/lib/db";
+import { db, dbProvider } from "@/lib/db";
+import { sqliteConnection } from "@/lib/db/sqlite-connection";
 import { newId, newSecret, sha256Hex } from "@/lib/ids";
 import { registerSecret } from "@/lib/redact";
 import { hashPassword, verifyPassword } from "@/lib/auth/passwords";
@@ -83,10 +84,14 @@ export async function ensureAgentToken(presetToken: string | undefined): Promise
   return token;
 }
 
-/** The agent owning `token`, or null when unknown or revoked. */
+/**
+ * The agent owning `token`, or null when unknown or revoked. Read from the database on every
+ * request (no cache: a revoked token stops working at once, on every instance); on SQLite through
+ * a prepared statement of the process's own connection, since this runs before every tool call.
+ */
 export async function authenticateAgent(token: string | null): Promise<AgentIdentity | null> {
   if (!token || !token.startsWith("ar_agent_")) return null;
-  const agent = await db().agent.findUnique({ where: { tokenHash: sha256Hex(token) } });
+  const agent = await agentByTokenHash(sha256Hex(token));
   if (!agent || agent.revokedAt) return null;
   // "last used" for the tokens page, written at most once a minute per token.
   if (!agent.lastUsedAt || Date.now() - agent.lastUsedAt.getTime() > 60_000) {
@@ -196,4 +201,17 @@ export async function authenticateReviewer(bearer: string | null, sessionCookie:
   const reviewer = await db().reviewer.findUnique({ where: { id: cred.reviewerId } });
   if (!reviewer) return null;
   return { id: reviewer.id, login: reviewer.login, via: kind, csrfToken: cred.csrfToken };
+}
+
+/** The agent row of a token hash (the columns authentication needs), or null. */
+async function agentByTokenHash(tokenHash: string): Promise<{ id: string; name: string; workspaceId: string | null; revokedAt: Date | null; lastUsedAt: Date | null } | null> {
+  if (dbProvider() !== "sqlite") {
+    return db().agent.findUnique({ where: { tokenHash }, select: { id: true, name: true, workspaceId: true, revokedAt: true, lastUsedAt: true } });
+  }
+  const row = sqliteConnection().statement(`SELECT "id", "name", "workspaceId", "revokedAt", "lastUsedAt" FROM "Agent" WHERE "tokenHash" = ?`).get(tokenHash) as
+    | { id: string; name: string; workspaceId: string | null; revokedAt: string | number | null; lastUsedAt: string | number | null }
+    | undefined;
+  if (!row) return null;
+  const time = (v: string | number | null) => (v === null ? null : new Date(v));
+  return { id: row.id, name: row.name, workspaceId: row.workspaceId, revokedAt: time(row.revokedAt), lastUsedAt: time(row.lastUsedAt) };
 }

@@ -10,31 +10,20 @@ import { publish, type BusEvent } from "@/lib/events/bus";
  * notification only delays, never loses, an outcome.
  */
 
-const CHANNEL = "agent_reach_events";
+/** The NOTIFY channel the instances announce events on. */
+export const ANNOUNCE_CHANNEL = "agent_reach_events";
 /** NOTIFY payloads must stay under 8000 bytes; larger event data is left out (listeners re-read the database). */
 const MAX_PAYLOAD = 7000;
 
 const globalForFanout = globalThis as unknown as { agentReachFanout?: { close(): Promise<void> } };
 
-/** Announces `event` to the other instances (PostgreSQL only). Errors are logged, not raised. */
-export async function announce(event: BusEvent): Promise<void> {
-  if (dbProvider() !== "postgresql") return;
-  try {
-    const { db } = await import("@/lib/db");
-    let payload = JSON.stringify({ origin: getConfig().hostId, event });
-    if (payload.length > MAX_PAYLOAD) payload = JSON.stringify({ origin: getConfig().hostId, event: { ...event, data: {} } });
-    await db().$executeRawUnsafe(`SELECT pg_notify('${CHANNEL}', $1)`, payload);
-  } catch (err) {
-    console.warn(`[agent-reach] NOTIFY failed: ${(err as Error).message}`);
-  }
-}
-
 /**
- * Announces a committed batch of events to the other instances with as few NOTIFYs as fit
- * (PostgreSQL only; a no-op otherwise). Errors are logged, not raised.
+ * The NOTIFY payloads that announce a batch of events to the other instances, as few as fit
+ * (an event too large for one payload is announced without its data). The audit writer sends
+ * them with `pg_notify(ANNOUNCE_CHANNEL, payload)` inside the batch's own transaction, so other
+ * instances hear of exactly the events that were committed, when they are.
  */
-export async function announceAll(events: BusEvent[]): Promise<void> {
-  if (events.length === 0 || dbProvider() !== "postgresql") return;
+export function announcementPayloads(events: BusEvent[]): string[] {
   const origin = getConfig().hostId;
   const payloads: string[] = [];
   let group: BusEvent[] = [];
@@ -56,12 +45,7 @@ export async function announceAll(events: BusEvent[]): Promise<void> {
     size += length;
   }
   flush();
-  try {
-    const { db } = await import("@/lib/db");
-    for (const payload of payloads) await db().$executeRawUnsafe(`SELECT pg_notify('${CHANNEL}', $1)`, payload);
-  } catch (err) {
-    console.warn(`[agent-reach] NOTIFY failed: ${(err as Error).message}`);
-  }
+  return payloads;
 }
 
 /**
@@ -91,7 +75,7 @@ export async function startFanout(): Promise<void> {
       setTimeout(() => void connect().catch(() => {}), 1000).unref();
     });
     await client.connect();
-    await client.query(`LISTEN ${CHANNEL}`);
+    await client.query(`LISTEN ${ANNOUNCE_CHANNEL}`);
   };
   globalForFanout.agentReachFanout = {
     async close() {

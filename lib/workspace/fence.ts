@@ -1,4 +1,4 @@
-import { constants as fsConstants } from "node:fs";
+import { constants as fsConstants, type Stats } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@/lib/errors";
@@ -320,9 +320,10 @@ async function finish(parent: Walk, last: string, state: WalkState): Promise<Wal
  * equal those of `fenced.absolute` as it is now, which must still be a non-symlink whose realpath
  * is itself. Catches a file or directory swapped for a symlink between the check and the open.
  *
+ * @returns the handle's own stat (the opened file's)
  * @throws ToolError `path_outside_workspace` (reason "symlink", `detail.race: true`) on mismatch
  */
-export async function assertHandleIsFenced(ws: Workspace, fenced: FencedPath, handle: fs.FileHandle): Promise<void> {
+export async function assertHandleIsFenced(ws: Workspace, fenced: FencedPath, handle: fs.FileHandle): Promise<Stats> {
   const [opened, now, real] = await Promise.all([
     handle.stat(),
     fs.lstat(fenced.absolute).catch(() => null),
@@ -338,6 +339,7 @@ export async function assertHandleIsFenced(ws: Workspace, fenced: FencedPath, ha
       workspace_root: ws.root,
     });
   }
+  return opened;
 }
 
 /**
@@ -368,8 +370,7 @@ export async function openForRead(ws: Workspace, fenced: FencedPath): Promise<fs
     throw err;
   }
   try {
-    await assertHandleIsFenced(ws, fenced, handle);
-    const st = await handle.stat();
+    const st = await assertHandleIsFenced(ws, fenced, handle);
     if (st.isDirectory()) throw new ToolError("is_directory", `${fenced.relative || "."} is a directory.`, { path: fenced.relative });
     if (!st.isFile()) {
       throw new ToolError("path_invalid", `${fenced.relative} is not a regular file.`, { reason: "not_regular_file", path: fenced.relative });

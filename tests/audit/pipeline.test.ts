@@ -8,6 +8,7 @@ import { createGateway, type Gateway } from "@/lib/gateway";
 import { markInterrupted } from "@/lib/approvals/queue";
 import { invalidateRules } from "@/lib/policy/rule-store";
 import { readFileTool } from "@/lib/tools/read-file";
+import { submit, writerStats, type EventInput } from "@/lib/audit/writer";
 
 /**
  * The audited pipeline in process (no server): exactly-once execution under 50 concurrent
@@ -108,6 +109,36 @@ describe("group commit", () => {
     expect(after.transactions - before.transactions).toBeLessThan(64 * 2);
     const verified = await gw.verify();
     expect(verified.ok).toBe(true);
+  });
+});
+
+describe("a call's status changes committed with its insert", () => {
+  it("are folded into the inserted row with every event appended; one that does not apply stops the folding, as one by one", async () => {
+    const ref = await gw.db.toolCall.findFirstOrThrow({ where: { tool: "read_file" } });
+    const base = { sessionId: ref.sessionId, workspaceId: ref.workspaceId, agentId: ref.agentId, door: "http", tool: "read_file", argsJson: "{}", bytesIn: 2, hostId: "fold-test", createdAt: new Date() };
+    const event = (type: string, callId: string): EventInput => ({ type, callId, actor: "system" });
+    const [a, b] = [`call_fold_a${Date.now()}`, `call_fold_b${Date.now()}`];
+    const started = new Date();
+    const before = writerStats();
+    // Submitted in one turn of the event loop: one transaction.
+    const results = await Promise.all([
+      submit({ kind: "insert", row: { ...base, id: a, status: "received" }, event: event("call.received", a) }),
+      submit({ kind: "transition", callId: a, from: ["received"], to: "running", columns: { startedAt: started, target: "small.txt" }, event: event("call.running", a) }),
+      submit({ kind: "transition", callId: a, from: ["running"], to: "succeeded", columns: { summary: "done", target: undefined }, event: event("call.succeeded", a) }),
+      submit({ kind: "insert", row: { ...base, id: b, status: "received" }, event: event("call.received", b) }),
+      // Not in `from` (b is "received"): not applied, no event; the next change applies as an UPDATE.
+      submit({ kind: "transition", callId: b, from: ["running"], to: "succeeded", columns: { summary: "wrong" }, event: event("call.succeeded", b) }),
+      submit({ kind: "transition", callId: b, from: ["received"], to: "pending", columns: { summary: "queued" }, event: event("call.pending", b) }),
+    ]);
+    expect(writerStats().transactions - before.transactions).toBe(1);
+    expect(results.map((r) => r.applied)).toEqual([true, true, true, true, false, true]);
+    const rowA = await gw.db.toolCall.findUniqueOrThrow({ where: { id: a } });
+    expect([rowA.status, rowA.summary, rowA.target, rowA.startedAt?.getTime()]).toEqual(["succeeded", "done", "small.txt", started.getTime()]);
+    const rowB = await gw.db.toolCall.findUniqueOrThrow({ where: { id: b } });
+    expect([rowB.status, rowB.summary]).toEqual(["pending", "queued"]);
+    const events = await gw.db.event.findMany({ where: { callId: { in: [a, b] } }, orderBy: { seq: "asc" } });
+    expect(events.map((e) => `${e.callId === a ? "a" : "b"}:${e.type}`)).toEqual(["a:call.received", "a:call.running", "a:call.succeeded", "b:call.received", "b:call.pending"]);
+    expect((await gw.verify()).ok).toBe(true);
   });
 });
 

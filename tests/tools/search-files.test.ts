@@ -197,7 +197,9 @@ describe("search_files against catastrophic queries", () => {
   });
 
   it("a catastrophic pattern is harmless when include keeps it away from the slow file", async () => {
-    const out = await search(ctx, { query: "(a+)+$", regex: true, include: "*.ts" });
+    // A generous budget: the slow file would exhaust it too, and a loaded machine must not make
+    // the harmless files run out of a short one.
+    const out = await search(makeToolContext(f.ws, { searchTimeoutMs: 10_000 }), { query: "(a+)+$", regex: true, include: "*.ts" });
     expect(out.matches).toEqual([]);
   });
 
