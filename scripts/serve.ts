@@ -4,7 +4,8 @@
  * else to Next.js (a production build, through Next's request handler).
  *
  * Served here, without Next.js: `POST /api/tools/{name}` and `/api/mcp` (GET, POST, DELETE), the
- * doors agents call many times a second. They run the very route handlers Next.js would run
+ * doors agents call many times a second, and `POST /api/approvals/{id}/approve|reject`, the
+ * reviewer's decision an agent is waiting on. They run the very route handlers Next.js would run
  * (app/api/tools/[tool]/route.ts, app/api/mcp/route.ts), after the same Host/Origin check
  * `proxy.ts` makes for every request. Next.js's own per-request work (routing, the proxy, its
  * request and response adapters) cost more than the audited call itself; measured figures are in
@@ -26,11 +27,16 @@ import { getConfig } from "@/lib/config";
 import { hostCheckResponse } from "@/lib/http/host-check";
 import { serveWeb } from "@/lib/http/node-bridge";
 import { startServer } from "@/lib/runtime/server-start";
+import { InstanceLockError } from "@/lib/runtime/instance-lock";
 import { POST as toolPost } from "@/app/api/tools/[tool]/route";
 import { DELETE as mcpDelete, GET as mcpGet, POST as mcpPost } from "@/app/api/mcp/route";
+import { POST as approvePost } from "@/app/api/approvals/[callId]/approve/route";
+import { POST as rejectPost } from "@/app/api/approvals/[callId]/reject/route";
 
 /** Tool names as the registry spells them: only these exact paths take the direct route. */
 const TOOL_PATH = /^\/api\/tools\/([a-z][a-z0-9_]{0,63})$/;
+/** A reviewer's approve or reject of a call id as the gateway spells them (what a waiting agent waits on). */
+const DECISION_PATH = /^\/api\/approvals\/([a-z]+_[a-z0-9]{1,64})\/(approve|reject)$/;
 
 type Handler = (req: Request) => Promise<Response>;
 
@@ -47,6 +53,12 @@ function directRoute(method: string | undefined, rawUrl: string | undefined): Ha
   if (tool) {
     const params = Promise.resolve({ tool: tool[1] });
     return (req) => toolPost(req, { params });
+  }
+  const decision = method === "POST" ? DECISION_PATH.exec(pathname) : null;
+  if (decision) {
+    const params = Promise.resolve({ callId: decision[1] });
+    const handler = decision[2] === "approve" ? approvePost : rejectPost;
+    return (req) => handler(req, { params });
   }
   return null;
 }
@@ -107,6 +119,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(`[agent-reach] the server could not start: ${(err as Error).stack ?? err}`);
+  // A second server on the same data directory is a user's mistake: the message says what to do.
+  const detail = err instanceof InstanceLockError ? err.message : ((err as Error).stack ?? err);
+  console.error(`[agent-reach] the server could not start: ${detail}`);
   process.exit(1);
 });

@@ -15,6 +15,7 @@ import { argsColumn, pendingColumn } from "@/lib/audit/record";
 import { grantSuggestions } from "@/lib/approvals/grants";
 import { isHeldEffects } from "@/lib/effects/call-hooks";
 import { GRANT_EXPIRY_CHOICES } from "@/lib/policy/grants";
+import { sandboxStatus } from "@/lib/exec/sandbox";
 
 /**
  * Reads for the approvals inbox: the pending calls of lib/approvals/queue.ts plus what a reviewer
@@ -55,6 +56,11 @@ export interface InboxItem extends PendingCallView {
   command: { command: string; cwd: string | null } | null;
   /** A decide-only call (a hook): the agent's own tool carries it out once approved; not editable. */
   external: boolean;
+  /**
+   * A command that asks because it reads a secret, and will run in the sandbox, where the
+   * workspace's secret files read empty: approving runs it but shows it no secret.
+   */
+  secretsStayMasked: boolean;
   /**
    * The argument a reviewer may edit before approving (the tool's `editable` field: write_file's
    * content, edit_file's new_string) and its proposed value; null when the call is not editable.
@@ -97,6 +103,7 @@ export async function loadInbox(): Promise<{ items: InboxItem[]; workspaceRoot: 
   const agentIds = [...new Set(pending.map((p) => p.agent_id).filter((id): id is string => id !== null))];
   const agents = await db().agent.findMany({ where: { id: { in: agentIds } }, select: { id: true, name: true } });
   const names = new Map(agents.map((a) => [a.id, a.name]));
+  const boxed = sandboxStatus().available;
   const items = await Promise.all(
     pending.map(async (p): Promise<InboxItem> => {
       const args = (p.args ?? {}) as Record<string, unknown>;
@@ -116,6 +123,7 @@ export async function loadInbox(): Promise<{ items: InboxItem[]; workspaceRoot: 
         target: await targetState(workspace, p.preview),
         command: p.tool === "run_command" && typeof args.command === "string" ? { command: args.command, cwd: typeof args.cwd === "string" ? args.cwd : null } : null,
         external: external.has(p.call_id),
+        secretsStayMasked: p.tool === "run_command" && !external.has(p.call_id) && boxed && (p.verdict?.risks ?? []).some((r) => r.kind === "reads_secret"),
         editable,
         moreContext: tool?.proposedText !== undefined,
         proposedContent: editable?.value ?? null,

@@ -98,6 +98,11 @@ export async function runWithEffects(
       // Large deletions are held where the call's preset says so (strict and balanced; not
       // autonomous); a call without a known preset gets the strictest check.
       holdLargeDeletions: PRESETS[ctx.preset ?? "strict"].checks.holdLargeDeletions,
+      // git's index and refs are reviewed when the change set touches a .git directory.
+      upper: cap.upper,
+      // Under strict only read-only commands run without asking: their changes beyond git's stat
+      // cache (a hook planted earlier, a tool that writes) wait for a reviewer.
+      readOnlyCommand: (ctx.preset ?? "strict") === "strict" && ctx.allowedWithoutAsking === true,
     });
     const t1 = performance.now();
     const stored = { ...input.commandData, ...(ctx.ruleOptions?.redact === false ? result : redactValue(result)) };

@@ -5,6 +5,7 @@ import picomatch from "picomatch";
 import { capDiff, diffFileBytes, diffTexts } from "@/lib/diff/unified";
 import { inPool, type ContentSource } from "@/lib/effects/apply";
 import { configIsInert, gitDanger } from "@/lib/effects/git-danger";
+import { reviewGitState } from "@/lib/effects/git-state";
 import type { FileChangeRow } from "@/lib/effects/journal";
 import type { ChangeEntry, ChangeKind } from "@/lib/effects/read-change-set";
 import { SENSITIVE_PATHS } from "@/lib/policy/default-rules";
@@ -60,6 +61,8 @@ export interface ChangesSummary {
   hold_reasons?: string[];
   /** The call to wait on (get_call) while held. */
   call_id?: string;
+  /** What the change set does to git's index and refs, in words (lib/effects/git-state.ts); absent when nothing. */
+  git?: string[];
   /** A restart finished ("rolled_forward") or undid ("rolled_back") an interrupted apply. */
   recovery?: "rolled_forward" | "rolled_back";
 }
@@ -192,6 +195,16 @@ export async function stageEntries(input: {
    * `holdLargeDeletions` check decides for a command: lib/policy/presets.ts).
    */
   holdLargeDeletions?: boolean;
+  /**
+   * The command's overlay upper layer: when the change set touches a `.git` directory, git's index
+   * and refs are read before and after (lib/effects/git-state.ts), shown, and held where risky.
+   */
+  upper?: string;
+  /**
+   * The policy let the command run without asking as read-only (under `strict`): a change beyond
+   * git's stat cache (an index rewrite with the same entries) holds the change set.
+   */
+  readOnlyCommand?: boolean;
 }): Promise<Staged> {
   const isBulky = await bulkyMatcher(input.root);
   const rows: FileChangeRow[] = [];
@@ -311,6 +324,18 @@ export async function stageEntries(input: {
   if (named.length > 5) holdReasons.push(`and ${named.length - 5} more git files that can run code`);
   if (sensitive.size > 0) holdReasons.push(`changes ${[...sensitive].slice(0, 5).join(", ")}${sensitive.size > 5 ? ` and ${sensitive.size - 5} more` : ""} (sensitive, or runs later with your rights)`);
   if (symlinks.length > 0) holdReasons.push(`links ${symlinks.slice(0, 5).join(", ")}${symlinks.length > 5 ? ` and ${symlinks.length - 5} more` : ""} (a link can give a risky name to what it points at)`);
+  // Git's own state: only read when a path inside a .git directory changed (no git run otherwise).
+  const git = input.upper ? await reviewGitState({ root: input.root, upper: input.upper, entries: input.entries, holdsByPath }) : null;
+  if (git) {
+    holdReasons.push(...git.holdReasons);
+    if (git.diff) diffs.push(git.diff);
+  }
+  if (input.readOnlyCommand) {
+    const changed = input.entries.filter((e) => !git?.statOnly.has(e.path) && !(e.kind !== "dir_created" && e.kind !== "dir_deleted" && (e.after ?? e.before)?.type === "dir"));
+    if (changed.length > 0) {
+      holdReasons.push(`was allowed as a read-only command, yet changed files: ${changed.slice(0, 5).map((e) => e.path).join(", ")}${changed.length > 5 ? ` and ${changed.length - 5} more` : ""} (a read-only command changes nothing but git's stat cache)`);
+    }
+  }
   const capped = capDiff(diffs.join(""), STORED_DIFF_MAX_CHARS);
   const summary: ChangesSummary = {
     status: "applied",
@@ -321,6 +346,7 @@ export async function stageEntries(input: {
     ...(bulky.files > 0 && { bulky: { files: bulky.files, bytes: bulky.bytes, dirs: [...bulky.dirs].slice(0, 20) } }),
     ...(input.skipped && input.skipped.length > 0 && { skipped: input.skipped.slice(0, 50) }),
     ...(holdReasons.length > 0 && { hold_reasons: holdReasons }),
+    ...(git && git.lines.length > 0 && { git: git.lines }),
   };
   return { rows, summary, diff: capped.diff, diffTruncated: capped.truncated, holdReasons };
 }

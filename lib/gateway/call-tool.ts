@@ -349,7 +349,7 @@ export async function runCall(call: AllowedCall): Promise<Envelope> {
     }),
   );
   if (!moved) throw new Error(`call ${callId} left "received" unexpectedly`);
-  return executeCall({ callId, tool, args, workspace, notes, actor: "system", ruleOptions: verdict.options ?? null, ...(verdict.preset && { preset: verdict.preset }) });
+  return executeCall({ callId, tool, args, workspace, notes, actor: "system", ruleOptions: verdict.options ?? null, ...(verdict.preset && { preset: verdict.preset }), allowedWithoutAsking: verdict.decision === "allow" });
 }
 
 /**

@@ -34,6 +34,8 @@ export async function executeCall(input: {
   ruleOptions?: RuleOptions | null;
   /** The preset the call was judged under (its verdict's `preset`); absent: the tool applies the strictest checks. */
   preset?: PresetName;
+  /** The policy allowed the call without asking (not an approved call): ToolContext.allowedWithoutAsking. */
+  allowedWithoutAsking?: boolean;
 }): Promise<Envelope> {
   const { callId, tool, workspace } = input;
   const notes: AuditNotes = { ...input.notes };
@@ -49,6 +51,7 @@ export async function executeCall(input: {
     ...(input.queuedTargetSha256 !== undefined && { queuedTargetSha256: input.queuedTargetSha256 }),
     ...(ruleOptions && { ruleOptions }),
     ...(input.preset && { preset: input.preset }),
+    ...(input.allowedWithoutAsking && { allowedWithoutAsking: true }),
     policyRules: await loadRules(),
   };
   let envelope: Envelope;

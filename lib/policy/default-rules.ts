@@ -73,6 +73,11 @@ const READ_ONLY_COMMANDS: Array<[id: string, pattern: string]> = [
   ["git-show", "git show *"],
   ["echo", "echo *"],
   ["pwd", "pwd *"],
+  // Changing directory runs nothing; the shell policy follows it, so the paths of the commands
+  // after it are judged from where it leads (`cd .. && rm x` is judged as rm of ../x).
+  ["cd", "cd *"],
+  ["pushd", "pushd *"],
+  ["popd", "popd *"],
   ["sed-n", "sed -n *"],
   ["stat", "stat *"],
   ["file", "file *"],

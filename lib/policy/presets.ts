@@ -185,8 +185,8 @@ function relaxedChecks(large: boolean): PresetCheck[] {
       id: "held-change-sets",
       decision: "ask",
       text: large
-        ? "a command's change set is held for a reviewer when it changes a sensitive or runs-later file, .git internals, or deletes many files"
-        : "a command's change set is held for a reviewer when it changes a sensitive or runs-later file or .git internals; many deletions apply at once, each deleted file backed up (revert_call undoes them)",
+        ? "a command's change set is held for a reviewer when it changes a sensitive or runs-later file, .git internals, stages or commits such a file in git (or hides a file's changes from git), or deletes many files"
+        : "a command's change set is held for a reviewer when it changes a sensitive or runs-later file or .git internals, or stages or commits such a file in git (or hides a file's changes from git); many deletions apply at once, each deleted file backed up (revert_call undoes them)",
     },
   ];
 }

@@ -11,6 +11,7 @@ import { killAllRunningCommands } from "@/lib/exec/run-command";
 import { sweepTempsAtStart } from "@/lib/workspace/temp-sweep";
 import { recoverChangeSets } from "@/lib/effects/recover";
 import { currentWorkspace } from "@/lib/workspace/register-workspace";
+import { acquireInstanceLock } from "@/lib/runtime/instance-lock";
 
 const globalForStart = globalThis as unknown as { agentReachStarted?: boolean };
 
@@ -18,8 +19,9 @@ const globalForStart = globalThis as unknown as { agentReachStarted?: boolean };
 const SWEEP_MS = 2000;
 
 /**
- * In-process start-up of the Next.js server (called from instrumentation.ts `register`):
- * bootstrap (idempotent), mark calls this host left running as interrupted, remove the temp files
+ * In-process start-up of the Next.js server (called from instrumentation.ts `register`): the
+ * data directory's server lock (lib/runtime/instance-lock.ts; @throws InstanceLockError when
+ * another server holds it), bootstrap (idempotent), mark calls this host left running as interrupted, remove the temp files
  * of writes a crash interrupted (lib/workspace/temp-sweep.ts), listen for other
  * instances' events (PostgreSQL), run approved calls of this instance's workspace, expire
  * overdue approvals periodically, and kill running commands' process groups on shutdown signals.
@@ -28,6 +30,8 @@ export async function startServer(): Promise<void> {
   if (globalForStart.agentReachStarted) return;
   globalForStart.agentReachStarted = true;
   const config = getConfig();
+  // Before anything touches calls or temp files: a second server on this data directory refuses here.
+  acquireInstanceLock(config.dataDir, config.hostId, `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`);
   for (const key of ["AGENT_REACH_AGENT_TOKEN", "AGENT_REACH_REVIEWER_TOKEN", "AGENT_REACH_REVIEWER_PASSWORD"]) {
     const value = process.env[key];
     if (value) registerSecret(value);

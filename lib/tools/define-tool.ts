@@ -64,6 +64,11 @@ export interface ToolContext {
    */
   preset?: PresetName;
   /**
+   * True when the policy allowed the call without asking anyone (not an approval): under `strict`,
+   * run_command then holds a change set beyond git's stat cache (lib/effects/command-effects.ts).
+   */
+  allowedWithoutAsking?: boolean;
+  /**
    * Options of the policy rules that applied to this call, as the policy recorded them when it
    * decided (run_command limits, `redact`; lib/policy/types.ts RuleOptions). Absent when none.
    */

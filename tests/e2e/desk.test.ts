@@ -202,8 +202,10 @@ describe("3. what will happen, above the decision", () => {
     const labels = page.locator('main [data-testid="risk-labels"] li');
     expect(await labels.count()).toBeGreaterThan(0);
     const kinds = await labels.evaluateAll((els) => els.map((e) => e.getAttribute("data-risk")));
-    expect(kinds).toEqual(expect.arrayContaining(["network_egress"]));
+    expect(kinds).toEqual(expect.arrayContaining(["network_egress", "reads_secret"]));
     expect(await page.locator('main [data-testid="risks-and-reasons"]').textContent()).toContain(".env");
+    // The card says that approving does not show the command the secret: the box masks it anyway.
+    expect(await page.locator('main [data-testid="secrets-stay-masked"]').textContent()).toContain("will not see their contents");
     const firstLabel = (await labels.first().boundingBox())!;
     const reasons = await page.locator('main [data-testid="verdict-reasons"]').boundingBox();
     if (reasons) expect(firstLabel.y).toBeLessThan(reasons.y);

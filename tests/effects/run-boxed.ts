@@ -16,7 +16,7 @@ let n = 0;
  * in-process effects tests. `reviewEffects` sets the rule option that holds every change set.
  * @returns the call id and runWithEffects' answer
  */
-export async function runBoxed(ws: Workspace, command: string, opts: { reviewEffects?: boolean; sandbox?: boolean; secretRules?: readonly PolicyRuleData[]; cwd?: string; preset?: PresetName } = {}) {
+export async function runBoxed(ws: Workspace, command: string, opts: { reviewEffects?: boolean; sandbox?: boolean; secretRules?: readonly PolicyRuleData[]; cwd?: string; preset?: PresetName; allowedWithoutAsking?: boolean } = {}) {
   const callId = `call_fx_${++n}_${crypto.randomBytes(3).toString("hex")}`;
   const ctx: ToolContext = {
     callId,
@@ -27,6 +27,7 @@ export async function runBoxed(ws: Workspace, command: string, opts: { reviewEff
     backups: backupStoreFor(ws.id, callId),
     ...(opts.reviewEffects && { ruleOptions: { review_effects: true } }),
     ...(opts.preset && { preset: opts.preset }),
+    ...(opts.allowedWithoutAsking && { allowedWithoutAsking: true }),
   };
   const fx = await runWithEffects(ctx, {
     command,

@@ -236,6 +236,15 @@ describe("commands under each preset", () => {
     expect((await decideUnder(commandInput("node --test test/", "balanced"))).decision).toBe("allow");
     expect((await decideUnder(commandInput("rm -f scratch.txt && git add -A", "autonomous"))).decision).toBe("allow");
   });
+  it("changing directory inside the workspace asks for nothing by itself, under strict too; where it leads is judged", async () => {
+    for (const line of ["cd src && git status", "cd src; ls -la", "pushd src && git log --oneline && popd", "cd src/ && cd .. && git diff"]) {
+      expect((await decideUnder(commandInput(line, "strict"))).decision, line).toBe("allow");
+    }
+    for (const line of ["cd .. && ls", "cd / && cat etc/passwd", "cd ~ && ls", "cd src && cat ../.env", "cd $(rm -rf x) && ls", "cd src && echo x > out.txt", "cd src && rm app.js"]) {
+      expect((await decideUnder(commandInput(line, "strict"))).decision, line).toBe("ask");
+    }
+    expect((await decideUnder(commandInput("cd .. && echo x > outside.txt", "strict"))).decision).toBe("deny");
+  });
   it("without capture, or without the box, writes ask again", async () => {
     expect((await decideUnder(commandInput("echo x > out.txt", "balanced", { captured: false }))).decision).toBe("ask");
     expect((await decideUnder(commandInput("echo x > out.txt", "balanced", { boxed: false }))).decision).toBe("ask");

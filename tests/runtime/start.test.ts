@@ -47,6 +47,7 @@ function portOpen(port: number): Promise<boolean> {
 
 interface Started {
   child: ChildProcess;
+  dataDir: string;
   port: number;
   workspace: string;
   output: () => string;
@@ -77,7 +78,7 @@ async function npmStart(extraEnv: Record<string, string> = {}): Promise<Started>
   let output = "";
   child.stdout!.on("data", (d) => (output += d));
   child.stderr!.on("data", (d) => (output += d));
-  return { child, port, workspace, output: () => output };
+  return { child, port, workspace, dataDir: extraEnv.AGENT_REACH_DATA_DIR ?? dataDir, output: () => output };
 }
 
 async function waitHealthy(s: Started): Promise<void> {
@@ -167,6 +168,28 @@ describe("npm start", () => {
       expect(disk.detail).toMatch(/MiB free of \d+ MiB; below the \d+ MiB minimum \(AGENT_REACH_HEALTH_MIN_FREE_PERCENT=100\)/);
     } finally {
       killGroup(s.child);
+    }
+  }, 240_000);
+
+  it("a second server on the same data directory refuses to start, naming the first, which keeps serving", async () => {
+    await ensureBuilt();
+    const first = await npmStart();
+    try {
+      await waitHealthy(first);
+      const second = await npmStart({ AGENT_REACH_DATA_DIR: first.dataDir, AGENT_REACH_HOST_ID: `start-${first.port}` });
+      try {
+        const code = await new Promise<number | null>((resolve) => second.child.once("exit", (c) => resolve(c)));
+        expect(code).not.toBe(0);
+        expect(second.output()).toContain(`Another Agent Reach server (pid `);
+        expect(second.output()).toContain(`http://127.0.0.1:${first.port}`);
+        expect(await portOpen(second.port)).toBe(false);
+        const health = await fetch(`http://127.0.0.1:${first.port}/api/health`);
+        expect(health.status).toBe(200);
+      } finally {
+        killGroup(second.child);
+      }
+    } finally {
+      killGroup(first.child);
     }
   }, 240_000);
 

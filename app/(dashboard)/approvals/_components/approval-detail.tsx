@@ -119,6 +119,11 @@ export function ApprovalDetail({ item, workspaceRoot, busy, armed, onApprove, on
 
       <Card title="What it risks">
         <RisksAndReasons verdict={item.verdict} />
+        {item.secretsStayMasked && (
+          <p className="mt-3 rounded-md border border-sky-400 bg-sky-50 p-2 text-sm text-sky-950 dark:border-sky-800 dark:bg-sky-950 dark:text-sky-50" data-testid="secrets-stay-masked">
+            The command runs in the sandbox, where the workspace&apos;s secret files read as empty: approving runs it, but it will not see their contents. Approval never widens the sandbox; to give an agent a secret, hand it over yourself.
+          </p>
+        )}
         {item.external && (
           <p className="mt-3 rounded-md border border-sky-400 bg-sky-50 p-2 text-sm text-sky-950 dark:border-sky-800 dark:bg-sky-950 dark:text-sky-50">
             The agent&apos;s own tool carries this call out (it came through a hook): approving lets it run as shown, rejecting stops it. It cannot be edited here.

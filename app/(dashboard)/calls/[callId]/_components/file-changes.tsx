@@ -32,6 +32,18 @@ export function FileChanges({ changes }: { changes: CallChanges }) {
             ))}
           </ul>
         )}
+        {s.git && s.git.length > 0 && (
+          <div className="text-sm" data-testid="git-state">
+            <p className="text-zinc-600 dark:text-zinc-400">What it does to git&apos;s index and refs (not visible in the working tree):</p>
+            <ul className="list-disc pl-5 font-mono text-xs">
+              {s.git.map((line, i) => (
+                <li key={i} className="break-all">
+                  <RevealedText text={line} />
+                </li>
+              ))}
+            </ul>
+          </div>
+        )}
         {s.bulky && (
           <p className="text-sm text-zinc-600 dark:text-zinc-400">
             Generated files applied without backups: {s.bulky.files} files, {formatBytes(s.bulky.bytes)} in <Mono>{s.bulky.dirs.join(", ")}</Mono>
