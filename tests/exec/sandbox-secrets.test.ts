@@ -181,9 +181,21 @@ describe("every spelling of a read sees the secret empty", () => {
   });
 
   it("git add -A then git show :.env shows an empty blob", async () => {
-    const r = await boxed("git init -q . && git add -A && git show :.env | wc -c && git ls-files -s .env");
-    expect(r.result.exit_code, r.out).toBe(0);
-    expect(r.result.stdout).toMatch(/^0\n100\d{3} e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 0\t\.env\n$/);
+    // Run on the workspace itself: with capture, staging a secret path holds the change set for
+    // a reviewer (lib/effects), which needs a recorded call this harness does not make.
+    const { runCommand } = await import("@/lib/exec/run-command");
+    const r = await runCommand({
+      command: "git init -q . && git add -A && git show :.env | wc -c && git ls-files -s .env",
+      cwd: ws.root,
+      timeoutMs: 30_000,
+      maxOutputChars: 10_000,
+      env: { PATH: "/usr/bin:/bin", LANG: "C.UTF-8" },
+      sandbox: { workspaceRoot: ws.root, home: null, network: false },
+    });
+    expect(r.exit_code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^0\n100\d{3} e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 0\t\.env\n$/);
+    for (const e of encodings) expect(r.stdout + r.stderr).not.toContain(e);
+    expect(real(".env")).toBe(SECRETS[".env"]);
   });
 
   it("secret directories are empty and their files absent", async () => {
