@@ -75,6 +75,11 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["tests/**/*.test.ts"],
+          // One worker runs many files: dependencies load once per worker, not once per file.
+          // tests/helpers/unit-isolation.ts gives each file fresh modules of ours, a fresh
+          // globalThis state and the starting environment, as an isolated worker would.
+          isolate: false,
+          setupFiles: ["tests/helpers/unit-isolation.ts"],
           exclude: ["tests/doors/**", "tests/e2e/**", "tests/reliability/**", "tests/pg/**", ...SERVER_TESTS, ...SYSTEM_TESTS],
         },
       },

@@ -183,7 +183,9 @@ async function inProcess(httpMedianMs: number): Promise<Section> {
   fs.writeFileSync(path.join(workspace, "small.txt"), "hello\n".repeat(50));
   process.env.AGENT_REACH_SQL_TRACE = "1";
   let statements = 0;
-  (globalThis as unknown as { agentReachSqlTrace?: (sql: string) => void }).agentReachSqlTrace = () => statements++;
+  (globalThis as unknown as { agentReachSqlTrace?: (sql: string, origin: string) => void }).agentReachSqlTrace = (_sql: string, origin: string) => {
+    if (origin === "prisma") statements++;
+  };
   const gw = await createGateway({
     env: { AGENT_REACH_WORKSPACE: workspace, AGENT_REACH_DATA_DIR: path.join(tmp, "data"), DATABASE_URL: `file:${path.join(tmp, "data", "agent-reach.db")}`, AGENT_REACH_HOST_ID: "bench-inproc" },
   });

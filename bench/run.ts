@@ -139,7 +139,7 @@ function render(sections: Section[]): string {
     for (const note of s.notes ?? []) lines.push(note, "");
   }
   // Sections other benchmarks write (`npm run bench:scale`, the dashboard's browser timings, `npm run bench:cli`).
-  for (const extra of ["BENCHMARKS-pipeline.md", "BENCHMARKS-effects.md", "BENCHMARKS-scale.md", "BENCHMARKS-dashboard.md", "BENCHMARKS-cli.md"].map((f) => path.join("docs", f))) {
+  for (const extra of ["BENCHMARKS-pipeline.md", "BENCHMARKS-profile.md", "BENCHMARKS-effects.md", "BENCHMARKS-scale.md", "BENCHMARKS-dashboard.md", "BENCHMARKS-cli.md"].map((f) => path.join("docs", f))) {
     if (fs.existsSync(extra)) lines.push(fs.readFileSync(extra, "utf8").trim(), "");
   }
   return lines.join("\n");

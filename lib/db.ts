@@ -50,19 +50,65 @@ export function dbProvider(): "sqlite" | "postgresql" {
 
 /** Creates a client for `url` (used by db() and by scripts that open a specific database). */
 export function createClient(url: string): PrismaClient {
-  // AGENT_REACH_SQL_TRACE=1 (profiling only: bench/profile-call.ts) reports every statement to
-  // `globalThis.agentReachSqlTrace`.
-  const trace = process.env.AGENT_REACH_SQL_TRACE === "1";
-  const log = trace ? { log: [{ emit: "event" as const, level: "query" as const }] } : {};
+  const trace = sqlTracing();
   const client =
     providerOf(url) === "sqlite"
-      ? new PrismaClient({ adapter: new TunedSqliteFactory(new PrismaBetterSqlite3({ url, timeout: SQLITE_BUSY_WAIT_MS })), ...log })
-      : (new PrismaClientPg({ adapter: new PrismaPg({ connectionString: url, max: 20, connectionTimeoutMillis: 5_000 }), ...log }) as unknown as PrismaClient);
-  if (trace) {
-    const sink = globalThis as unknown as { agentReachSqlTrace?: (sql: string) => void };
-    (client as unknown as { $on(e: "query", f: (q: { query: string }) => void): void }).$on("query", (q) => sink.agentReachSqlTrace?.(q.query));
-  }
+      ? new PrismaClient({
+          adapter: new TunedSqliteFactory(new PrismaBetterSqlite3({ url, timeout: SQLITE_BUSY_WAIT_MS, ...(trace && { verbose: (sql: unknown) => traceSql("prisma", String(sql)) }) })),
+        })
+      : (new PrismaClientPg({ adapter: tracedPg(new PrismaPg({ connectionString: url, max: 20, connectionTimeoutMillis: 5_000 }), trace) }) as unknown as PrismaClient);
   return client;
+}
+
+/**
+ * Who sent a traced statement: Prisma's connection, or the process's own connection beside it
+ * (lib/db/sqlite-connection.ts: the audit writer's commits and the token check on SQLite;
+ * lib/db/pg-connection.ts: the audit writer's commits on PostgreSQL).
+ */
+export type SqlOrigin = "prisma" | "own";
+
+/**
+ * Statement tracing, for profiling only (bench/profile-call.ts, bench/pipeline.ts): with
+ * AGENT_REACH_SQL_TRACE=1 in the environment when a connection opens, every SQL statement it
+ * executes (BEGIN and COMMIT included) is handed to `globalThis.agentReachSqlTrace(sql, origin)`.
+ * SQLite reports through better-sqlite3's `verbose` hook (the statement with its parameters
+ * filled in); PostgreSQL by wrapping `query` of each pooled pg client. Off, it costs nothing.
+ */
+export function sqlTracing(): boolean {
+  return process.env.AGENT_REACH_SQL_TRACE === "1";
+}
+
+/** Hands one executed statement to the trace sink, if a benchmark installed one. */
+export function traceSql(origin: SqlOrigin, sql: string): void {
+  (globalThis as unknown as { agentReachSqlTrace?: (sql: string, origin: SqlOrigin) => void }).agentReachSqlTrace?.(sql, origin);
+}
+
+type PgFactory = InstanceType<typeof PrismaPg>;
+type PgQueryable = { query: (...args: unknown[]) => unknown };
+type PgPoolLike = { on(e: "connect", f: (c: PgQueryable) => void): unknown };
+
+/** Reports every statement of each client `pool` connects (a pg.Pool) as sent by `origin`. */
+export function tracePgPool(pool: PgPoolLike, origin: SqlOrigin): void {
+  pool.on("connect", (client) => {
+    const query = client.query.bind(client);
+    client.query = (...args: unknown[]) => {
+      const q = args[0];
+      traceSql(origin, typeof q === "string" ? q : String((q as { text?: unknown })?.text ?? ""));
+      return query(...args);
+    };
+  });
+}
+
+/** The pg adapter factory, reporting each statement of each pooled client when `trace` is on. */
+function tracedPg(factory: PgFactory, trace: boolean): PgFactory {
+  if (!trace) return factory;
+  const connect = factory.connect.bind(factory);
+  factory.connect = async () => {
+    const adapter = await connect();
+    tracePgPool(adapter.underlyingDriver() as unknown as PgPoolLike, "prisma");
+    return adapter;
+  };
+  return factory;
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Result } from "@/lib/result";
 import { appendEvent } from "@/lib/audit/events";
 import { askPolicy, readOnlyContext } from "@/lib/gateway/contexts";
 import { fenceSubject } from "@/lib/workspace/fence-subject";
-import { invalidateRules, loadRules } from "@/lib/policy/rule-store";
+import { dueGrantRows, endGrantRow, findGrantRow, grantRowsFromCall, insertGrantRule, listGrantRows, loadRules, revokeGrantRow } from "@/lib/policy/rule-store";
 import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import {
   commandGrantProblem,
@@ -25,7 +25,8 @@ import { getTool, grantToolNames } from "@/lib/tools/registry";
 /**
  * Grants made while approving ("don't ask again"): checked against the call being approved before
  * anything is saved, stored as PolicyRule rows (source "grant", scoped, expiring), listed, revoked,
- * and ended when they expire, each step an audited event. The engine side is lib/policy/grants.ts.
+ * and ended when they expire, each step an audited event. The engine side is lib/policy/grants.ts;
+ * the rows are kept by lib/policy/rule-store.ts, which owns the rule table.
  */
 
 /** What a reviewer asks for when approving with a grant (the approve API's `grant` field). */
@@ -153,27 +154,22 @@ export function planFacts(plan: GrantPlan): Array<ReturnType<typeof grantFacts>>
  */
 export async function saveGrant(plan: GrantPlan, reviewer: string): Promise<string[]> {
   for (const r of plan.rules) {
-    await db().policyRule.create({
-      data: {
-        id: r.id,
-        priority: r.priority,
-        tool: r.tool,
-        pathGlob: r.pathGlob,
-        command: r.command,
-        decision: r.decision,
-        note: r.note,
-        enabled: true,
-        source: "grant",
-        workspaceId: r.workspaceId,
-        sessionId: r.sessionId,
-        expiresAt: new Date(r.expiresAt),
-        createdFromCallId: plan.callId,
-        createdBy: reviewer,
-      },
+    await insertGrantRule({
+      id: r.id,
+      priority: r.priority,
+      tool: r.tool,
+      pathGlob: r.pathGlob,
+      command: r.command,
+      decision: r.decision,
+      note: r.note,
+      workspaceId: r.workspaceId,
+      sessionId: r.sessionId,
+      expiresAt: r.expiresAt,
+      createdFromCallId: plan.callId,
+      createdBy: reviewer,
     });
     await appendEvent({ type: "policy.grant_created", actor: `reviewer:${reviewer}`, callId: plan.callId, data: grantFacts(r) });
   }
-  invalidateRules();
   return plan.rules.map((r) => r.id);
 }
 
@@ -207,15 +203,13 @@ export interface GrantView {
  * @returns how many ended
  */
 export async function expireGrants(now = new Date()): Promise<number> {
-  const due = await db().policyRule.findMany({ where: { source: "grant", enabled: true, revokedAt: null, expiresAt: { lte: now } }, take: 500 });
+  const due = await dueGrantRows(now);
   let count = 0;
   for (const g of due) {
-    const { count: changed } = await db().policyRule.updateMany({ where: { id: g.id, enabled: true }, data: { enabled: false } });
-    if (changed !== 1) continue;
+    if (!(await endGrantRow(g.id))) continue;
     count++;
-    await appendEvent({ type: "policy.grant_expired", actor: "system", callId: g.createdFromCallId, data: grantFacts({ ...g, expiresAt: g.expiresAt }) });
+    await appendEvent({ type: "policy.grant_expired", actor: "system", callId: g.createdFromCallId, data: grantFacts(g) });
   }
-  if (count > 0) invalidateRules();
   return count;
 }
 
@@ -227,11 +221,7 @@ export async function expireGrants(now = new Date()): Promise<number> {
 export async function listGrants(now = new Date()): Promise<GrantView[]> {
   await expireGrants(now);
   const since = new Date(now.getTime() - 7 * 86_400_000);
-  const rows = await db().policyRule.findMany({
-    where: { source: "grant", OR: [{ enabled: true, revokedAt: null }, { createdAt: { gte: since } }] },
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    take: 200,
-  });
+  const rows = await listGrantRows(since);
   const sessions = await db().session.findMany({ where: { id: { in: rows.map((r) => r.sessionId).filter((s): s is string => !!s) } }, select: { id: true, externalId: true } });
   const names = new Map(sessions.map((s) => [s.id, s.externalId]));
   return Promise.all(
@@ -262,18 +252,16 @@ export async function listGrants(now = new Date()): Promise<GrantView[]> {
  * @returns ok, or `not_found` / `conflict` (detail.reason "already_ended")
  */
 export async function revokeGrant(id: string, login: string): Promise<Result> {
-  const row = await db().policyRule.findUnique({ where: { id } });
-  if (!row || row.source !== "grant") return { ok: false, error: errorBody("not_found", `No grant ${id}.`, { grant_id: id }) };
-  const { count } = await db().policyRule.updateMany({ where: { id, revokedAt: null, enabled: true }, data: { revokedAt: new Date(), revokedBy: login, enabled: false } });
-  if (count !== 1) return { ok: false, error: errorBody("conflict", `Grant ${id} has already ended (revoked or expired).`, { reason: "already_ended", grant_id: id }) };
-  invalidateRules();
+  const row = await findGrantRow(id);
+  if (!row) return { ok: false, error: errorBody("not_found", `No grant ${id}.`, { grant_id: id }) };
+  if (!(await revokeGrantRow(id, login))) return { ok: false, error: errorBody("conflict", `Grant ${id} has already ended (revoked or expired).`, { reason: "already_ended", grant_id: id }) };
   await appendEvent({ type: "policy.grant_revoked", actor: `reviewer:${login}`, callId: row.createdFromCallId, data: grantFacts(row) });
   return { ok: true };
 }
 
 /** The grants an approval created (PolicyRule rows made from call `callId`). */
 export async function grantsFromCall(callId: string): Promise<Array<{ id: string; pattern: string; scope: "session" | "workspace"; expiresAt: Date | null; revokedAt: Date | null }>> {
-  const rows = await db().policyRule.findMany({ where: { source: "grant", createdFromCallId: callId }, orderBy: { id: "asc" } });
+  const rows = await grantRowsFromCall(callId);
   return rows.map((r) => ({ id: r.id, pattern: r.command ?? r.pathGlob ?? "", scope: r.sessionId ? "session" : "workspace", expiresAt: r.expiresAt, revokedAt: r.revokedAt }));
 }
 

@@ -1,4 +1,4 @@
-import { notifyPendingWebhook } from "@/lib/dashboard/webhook";
+import { notifyPendingWebhook } from "@/lib/notify/webhook";
 import { getConfig } from "@/lib/config";
 import { db } from "@/lib/db";
 import { errorBody } from "@/lib/errors";
@@ -314,7 +314,7 @@ export async function markInterrupted(hostId: string): Promise<number> {
 
 /**
  * Tells the configured webhook that a call waits, with a link to it (format and sending:
- * lib/dashboard/webhook.ts). Best effort: failures are logged, never raised. Bounded to 5 s.
+ * lib/notify/webhook.ts). Best effort: failures are logged, never raised. Bounded to 5 s.
  */
 export async function notifyPending(callId: string): Promise<void> {
   try {

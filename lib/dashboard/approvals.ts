@@ -123,7 +123,7 @@ export async function loadInbox(): Promise<{ items: InboxItem[]; workspaceRoot: 
         target: await targetState(workspace, p.preview),
         command: p.tool === "run_command" && typeof args.command === "string" ? { command: args.command, cwd: typeof args.cwd === "string" ? args.cwd : null } : null,
         external: external.has(p.call_id),
-        secretsStayMasked: p.tool === "run_command" && !external.has(p.call_id) && boxed && (p.verdict?.risks ?? []).some((r) => r.kind === "reads_secret"),
+        secretsStayMasked: tool?.risk === "exec" && !external.has(p.call_id) && boxed && (p.verdict?.risks ?? []).some((r) => r.kind === "reads_secret"),
         editable,
         moreContext: tool?.proposedText !== undefined,
         proposedContent: editable?.value ?? null,

@@ -1,20 +1,16 @@
-import { z } from "zod";
 import { getConfig } from "@/lib/config";
-import { db } from "@/lib/db";
-import { errorBody, type ErrorBody } from "@/lib/errors";
-import { appendEvent } from "@/lib/audit/events";
+import { webhookSettings, type WebhookFormat } from "@/lib/notify/webhook";
 
 /**
- * Dashboard settings stored in the Setting table. `webhook_url` is read by notifyPending
- * (lib/approvals/queue.ts), which POSTs `{event: "approval.pending", call_id, tool, target,
- * created_at, url}` to it when a call starts waiting.
+ * The settings page's read model: the approval webhook as lib/notify/webhook.ts keeps it (the
+ * module that sends it and owns its stored settings) and the server's read-only configuration.
  */
-
-export const WEBHOOK_KEY = "webhook_url";
 
 /** Settings and the read-only configuration the settings page shows. */
 export interface SettingsView {
+  /** The webhook URL, "" when off. */
   webhookUrl: string;
+  webhookFormat: WebhookFormat;
   publicUrl: string;
   approvalExpiryMs: number;
   approvalWaitDefaultMs: number;
@@ -26,9 +22,10 @@ export interface SettingsView {
 /** Current settings. */
 export async function getSettings(): Promise<SettingsView> {
   const config = getConfig();
-  const webhook = await db().setting.findUnique({ where: { key: WEBHOOK_KEY } });
+  const webhook = await webhookSettings();
   return {
-    webhookUrl: webhook?.value ?? "",
+    webhookUrl: webhook.url,
+    webhookFormat: webhook.format,
     publicUrl: config.publicUrl,
     approvalExpiryMs: config.approvalExpiryMs,
     approvalWaitDefaultMs: config.approvalWaitDefaultMs,
@@ -36,31 +33,4 @@ export async function getSettings(): Promise<SettingsView> {
     workspaceRoot: config.workspaceRoot,
     logFile: config.logFile,
   };
-}
-
-/** An http(s) URL, or "" to turn the webhook off. */
-export const WebhookUrl = z.union([
-  z.literal(""),
-  z
-    .string()
-    .max(2000)
-    .url("not a URL")
-    .refine((u) => /^https?:\/\//i.test(u), "only http and https URLs can be called"),
-]);
-
-/**
- * Sets (or, with "", clears) the webhook URL; logged as a `settings.changed` event.
- * @returns ok, or `invalid_arguments` (not an http(s) URL; the message says why)
- */
-export async function setWebhookUrl(value: string, actor: string): Promise<{ ok: true } | { ok: false; error: ErrorBody }> {
-  const parsed = WebhookUrl.safeParse(value.trim());
-  if (!parsed.success) {
-    const message = parsed.error.issues[0]?.message ?? "invalid URL";
-    return { ok: false, error: errorBody("invalid_arguments", message, { issues: [{ path: "webhookUrl", message }] }) };
-  }
-  const url = parsed.data;
-  if (url === "") await db().setting.deleteMany({ where: { key: WEBHOOK_KEY } });
-  else await db().setting.upsert({ where: { key: WEBHOOK_KEY }, create: { key: WEBHOOK_KEY, value: url }, update: { value: url } });
-  await appendEvent({ type: "settings.changed", actor: `reviewer:${actor}`, data: { key: WEBHOOK_KEY, set: url !== "" } });
-  return { ok: true };
 }

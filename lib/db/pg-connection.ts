@@ -1,5 +1,6 @@
 import pg from "pg";
 import { getConfig } from "@/lib/config";
+import { sqlTracing, tracePgPool } from "@/lib/db";
 
 /**
  * The audit writer's own PostgreSQL connection, beside Prisma's pool: the writer commits a batch
@@ -20,6 +21,7 @@ export function pgWriterPool(): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 10_000, allowExitOnIdle: true });
   // An idle connection that breaks (the server restarted) is dropped by the pool; say so, do not crash.
   pool.on("error", (err) => console.warn(`[agent-reach] audit writer connection lost: ${err.message}`));
+  if (sqlTracing()) tracePgPool(pool, "own");
   globalForPg.agentReachWriterPg = { url, pool };
   return pool;
 }

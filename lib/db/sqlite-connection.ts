@@ -1,6 +1,6 @@
 import BetterSqlite3 from "better-sqlite3";
 import { getConfig } from "@/lib/config";
-import { SQLITE_BUSY_WAIT_MS } from "@/lib/db";
+import { SQLITE_BUSY_WAIT_MS, sqlTracing, traceSql } from "@/lib/db";
 import { BACKSTOP_PAGES, startCheckpointer, stopCheckpointer } from "@/lib/db/checkpointer";
 
 /**
@@ -30,7 +30,7 @@ export function sqliteConnection(): SqliteConnection {
     stopCheckpointer(cached.url.replace(/^file:/, ""));
   }
   const file = url.replace(/^file:/, "");
-  const handle = new BetterSqlite3(file, { timeout: SQLITE_BUSY_WAIT_MS });
+  const handle = new BetterSqlite3(file, { timeout: SQLITE_BUSY_WAIT_MS, ...(sqlTracing() && { verbose: (sql: unknown) => traceSql("own", String(sql)) }) });
   handle.pragma("journal_mode = WAL");
   handle.pragma("synchronous = NORMAL");
   handle.pragma("foreign_keys = ON");

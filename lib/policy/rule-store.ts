@@ -16,7 +16,8 @@ import type { Decision, PolicyRuleData, RuleOptions } from "@/lib/policy/types";
  * this module drops this process's cache at once (other processes see it within the second) and
  * is written to the hash-chained event log with the reviewer as actor. Default rules (source
  * "default") can be edited, reordered and disabled but not deleted: the next start would seed
- * them again. Grants (source "grant") are made and ended by lib/approvals/grants.ts.
+ * them again. Grants (source "grant") are checked, made and ended by lib/approvals/grants.ts,
+ * which keeps their rows through the grant functions at the end of this module.
  */
 const CACHE_MS = 1000;
 const globalForRules = globalThis as unknown as { agentReachRules?: { at: number; rules: PolicyRuleData[] } };
@@ -292,4 +293,117 @@ export async function moveRule(id: string, direction: "up" | "down", actor: stri
 function snapshot(rule: { id: string; priority: number; tool: string; pathGlob: string | null; command: string | null; decision: string; note: string | null; enabled: boolean; optionsJson: string | null }) {
   const { id, priority, tool, pathGlob, command, decision, note, enabled, optionsJson } = rule;
   return { id, priority, tool, pathGlob, command, decision, note, enabled, options: optionsJson };
+}
+
+/**
+ * Grant rows. A grant ("don't ask again", source "grant") is a PolicyRule row scoped to a workspace
+ * or session with an expiry; lib/approvals/grants.ts checks it, decides when it ends and writes its
+ * audit events, and keeps its rows here. Each write drops this process's rule cache.
+ */
+
+/** A grant's stored row: the PolicyRule columns a grant uses. */
+export interface GrantRow {
+  id: string;
+  tool: string;
+  pathGlob: string | null;
+  command: string | null;
+  enabled: boolean;
+  workspaceId: string | null;
+  sessionId: string | null;
+  expiresAt: Date | null;
+  createdAt: Date;
+  createdFromCallId: string | null;
+  createdBy: string | null;
+  revokedAt: Date | null;
+  revokedBy: string | null;
+}
+
+/** A new grant to store: an allow rule with its scope, expiry (ms since the epoch) and origin. */
+export interface NewGrantRow {
+  id: string;
+  priority: number;
+  tool: string;
+  pathGlob: string | null;
+  command: string | null;
+  decision: Decision;
+  note: string | null;
+  workspaceId: string;
+  sessionId: string | null;
+  expiresAt: number;
+  createdFromCallId: string;
+  createdBy: string;
+}
+
+const grantColumns = {
+  id: true,
+  tool: true,
+  pathGlob: true,
+  command: true,
+  enabled: true,
+  workspaceId: true,
+  sessionId: true,
+  expiresAt: true,
+  createdAt: true,
+  createdFromCallId: true,
+  createdBy: true,
+  revokedAt: true,
+  revokedBy: true,
+} as const;
+
+/** Stores one grant (enabled, source "grant") and drops the rule cache. */
+export async function insertGrantRule(grant: NewGrantRow): Promise<void> {
+  await db().policyRule.create({ data: { ...grant, enabled: true, source: "grant", expiresAt: new Date(grant.expiresAt) } });
+  invalidateRules();
+}
+
+/** Grants still enabled and not revoked whose expiry is at or before `now` (at most `limit`). */
+export async function dueGrantRows(now: Date, limit = 500): Promise<GrantRow[]> {
+  return db().policyRule.findMany({ where: { source: "grant", enabled: true, revokedAt: null, expiresAt: { lte: now } }, select: grantColumns, take: limit });
+}
+
+/**
+ * Marks an expired grant ended (disabled), if it is still enabled, and drops the rule cache.
+ * @returns true when this call ended it (false: already ended, by another process or a revoke)
+ */
+export async function endGrantRow(id: string): Promise<boolean> {
+  const { count } = await db().policyRule.updateMany({ where: { id, source: "grant", enabled: true }, data: { enabled: false } });
+  if (count === 1) invalidateRules();
+  return count === 1;
+}
+
+/**
+ * Revokes a grant as reviewer `login` (revokedAt now, disabled), if it has not ended yet, and
+ * drops the rule cache.
+ * @returns true when this call revoked it (false: already revoked or expired)
+ */
+export async function revokeGrantRow(id: string, login: string, now = new Date()): Promise<boolean> {
+  const { count } = await db().policyRule.updateMany({ where: { id, source: "grant", revokedAt: null, enabled: true }, data: { revokedAt: now, revokedBy: login, enabled: false } });
+  if (count === 1) invalidateRules();
+  return count === 1;
+}
+
+/** One grant by id, or null (also when `id` names a rule that is not a grant). */
+export async function findGrantRow(id: string): Promise<GrantRow | null> {
+  const row = await db().policyRule.findUnique({ where: { id }, select: { ...grantColumns, source: true } });
+  if (!row || row.source !== "grant") return null;
+  const { source: _source, ...grant } = row;
+  return grant;
+}
+
+/**
+ * Grants newest first: the ones still in force (enabled, not revoked) and any made at or after
+ * `since`, at most `limit`.
+ */
+export async function listGrantRows(since: Date, limit = 200): Promise<GrantRow[]> {
+  return db().policyRule.findMany({
+    where: { source: "grant", OR: [{ enabled: true, revokedAt: null }, { createdAt: { gte: since } }] },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    select: grantColumns,
+    take: limit,
+  });
+}
+
+/** The grants made while approving call `callId`, by id. */
+export async function grantRowsFromCall(callId: string): Promise<GrantRow[]> {
+  return db().policyRule.findMany({ where: { source: "grant", createdFromCallId: callId }, orderBy: { id: "asc" }, select: grantColumns });
 }

@@ -111,7 +111,12 @@ const PARSE_BUDGET_MS = 300;
 // Loading the grammar (once per process)
 // ---------------------------------------------------------------------------------------------
 
-let parserPromise: Promise<Parser> | null = null;
+/**
+ * The loaded parser, on `globalThis`: Next.js loads this module once per route bundle, and the
+ * grammar (a WebAssembly module, about 0.3 s to initialise) is the same for all of them. A parser
+ * keeps nothing of one parse for the next.
+ */
+const globalForParser = globalThis as unknown as { agentReachShellParser?: Promise<Parser> };
 
 /**
  * Resolves a file inside an installed package. Tries the module's own location first, then the
@@ -133,7 +138,7 @@ function resolvePackageFile(specifier: string): string {
 
 /** The shared bash parser (web-tree-sitter initialised once, grammar loaded once). */
 async function getParser(): Promise<Parser> {
-  parserPromise ??= (async () => {
+  globalForParser.agentReachShellParser ??= (async () => {
     const runtimeWasm = resolvePackageFile("web-tree-sitter/web-tree-sitter.wasm");
     await Parser.init({ locateFile: () => runtimeWasm });
     // Resolved at run time from node_modules; the comment keeps Turbopack's output tracing from
@@ -144,10 +149,10 @@ async function getParser(): Promise<Parser> {
     parser.setLanguage(language);
     return parser;
   })().catch((err: unknown) => {
-    parserPromise = null; // allow a retry after a transient failure
+    globalForParser.agentReachShellParser = undefined; // allow a retry after a transient failure
     throw err;
   });
-  return parserPromise;
+  return globalForParser.agentReachShellParser;
 }
 
 // ---------------------------------------------------------------------------------------------

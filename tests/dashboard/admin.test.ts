@@ -11,6 +11,7 @@ type Lib = {
   tokens: typeof import("@/lib/dashboard/tokens");
   agents: typeof import("@/lib/auth/agents");
   settings: typeof import("@/lib/dashboard/settings");
+  webhook: typeof import("@/lib/notify/webhook");
   auth: typeof import("@/lib/auth/tokens");
   rules: typeof import("@/lib/policy/rule-store");
   db: typeof import("@/lib/db").db;
@@ -24,6 +25,7 @@ beforeAll(async () => {
     tokens: await import("@/lib/dashboard/tokens"),
     agents: await import("@/lib/auth/agents"),
     settings: await import("@/lib/dashboard/settings"),
+    webhook: await import("@/lib/notify/webhook"),
     auth: await import("@/lib/auth/tokens"),
     rules: await import("@/lib/policy/rule-store"),
     db: (await import("@/lib/db")).db,
@@ -287,14 +289,14 @@ describe("settings", () => {
     ["ftp://example.com/", false],
     ["not a url", false],
   ])("webhook %s accepted: %s", async (url, ok) => {
-    const result = await lib.settings.setWebhookUrl(url, "admin");
+    const result = await lib.webhook.setWebhookUrl(url, "admin");
     expect(result.ok).toBe(ok);
     if (!result.ok) expect(result.error).toMatchObject({ name: "invalid_arguments", code: 101 });
     if (ok) expect((await lib.settings.getSettings()).webhookUrl).toBe(url);
   });
 
   it("an empty value turns the webhook off", async () => {
-    expect(await lib.settings.setWebhookUrl("", "admin")).toEqual({ ok: true });
+    expect(await lib.webhook.setWebhookUrl("", "admin")).toEqual({ ok: true });
     expect((await lib.settings.getSettings()).webhookUrl).toBe("");
     expect(await lastEvent()).toMatchObject({ type: "settings.changed", dataJson: expect.stringContaining('"set":false') });
   });

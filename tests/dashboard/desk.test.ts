@@ -4,7 +4,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { useFreshDatabase } from "@/tests/helpers/test-db";
 import { callOutcome, commandFailure, finalDecision, sessionName } from "@/lib/dashboard/outcome";
-import { webhookRequest } from "@/lib/dashboard/webhook";
+import { webhookRequest } from "@/lib/notify/webhook";
 
 /**
  * The reviewer's desk read models, in process on a real database and workspace: honest command
@@ -25,7 +25,7 @@ type Lib = {
   restore: typeof import("@/lib/backups/restore");
   backups: typeof import("@/lib/dashboard/backups");
   audit: typeof import("@/lib/dashboard/audit");
-  webhook: typeof import("@/lib/dashboard/webhook");
+  webhook: typeof import("@/lib/notify/webhook");
   db: typeof import("@/lib/db").db;
 };
 let lib: Lib;
@@ -47,7 +47,7 @@ beforeAll(async () => {
     restore: await import("@/lib/backups/restore"),
     backups: await import("@/lib/dashboard/backups"),
     audit: await import("@/lib/dashboard/audit"),
-    webhook: await import("@/lib/dashboard/webhook"),
+    webhook: await import("@/lib/notify/webhook"),
     db: (await import("@/lib/db")).db,
   };
 });
@@ -320,13 +320,12 @@ describe("webhook formats", () => {
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     try {
-      const { setWebhookUrl } = await import("@/lib/dashboard/settings");
-      await setWebhookUrl(`http://127.0.0.1:${(server.address() as { port: number }).port}/topic`, "admin");
+      await lib.webhook.setWebhookUrl(`http://127.0.0.1:${(server.address() as { port: number }).port}/topic`, "admin");
       expect((await lib.webhook.setWebhookFormat("ntfy", "admin")).ok).toBe(true);
       expect(await lib.webhook.testWebhook("admin")).toMatchObject({ ok: true, status: 200 });
       expect(received[0].headers.title).toBe("Agent Reach: Agent Reach test: the webhook works");
       expect(await lib.webhook.testWebhook("admin")).toMatchObject({ ok: false, status: 500, message: "the server answered HTTP 500" });
-      await setWebhookUrl("", "admin");
+      await lib.webhook.setWebhookUrl("", "admin");
       expect(await lib.webhook.testWebhook("admin")).toMatchObject({ ok: false, message: "no webhook URL is saved" });
     } finally {
       server.close();

@@ -180,9 +180,7 @@ describe("every spelling of a read sees the secret empty", () => {
     expect(r.result.stdout).toBe("status=1\n");
   });
 
-  it("git add -A then git show :.env shows an empty blob", async () => {
-    // Run on the workspace itself: with capture, staging a secret path holds the change set for
-    // a reviewer (lib/effects), which needs a recorded call this harness does not make.
+  it("git add -A on the workspace itself (no capture) stages .env as the empty blob", async () => {
     const { runCommand } = await import("@/lib/exec/run-command");
     const r = await runCommand({
       command: "git init -q . && git add -A && git show :.env | wc -c && git ls-files -s .env",
@@ -196,6 +194,16 @@ describe("every spelling of a read sees the secret empty", () => {
     expect(r.stdout).toMatch(/^0\n100\d{3} e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 0\t\.env\n$/);
     for (const e of encodings) expect(r.stdout + r.stderr).not.toContain(e);
     expect(real(".env")).toBe(SECRETS[".env"]);
+  });
+
+  it("git sees .env as the empty blob; staging that empty file (a later checkout would write it) is held", async () => {
+    const r = await boxed("git hash-object .env");
+    expect(r.result.stdout).toBe("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391\n");
+    await expect(runBoxed(ws, "git init -q . && git add -A", { sandbox: true })).rejects.toThrow(/left "running"/);
+    expect(real(".env")).toBe(SECRETS[".env"]);
+    expect(fs.existsSync(path.join(ws.root, ".git"))).toBe(false);
+    const set = await db().changeSet.findFirst({ where: { status: "held" }, orderBy: { createdAt: "desc" } });
+    expect(JSON.stringify(JSON.parse(set!.summaryJson).hold_reasons)).toContain(".env");
   });
 
   it("secret directories are empty and their files absent", async () => {

@@ -18,7 +18,7 @@ const LAYERS: { name: string; modules: string[] }[] = [
   },
   {
     name: "domain",
-    modules: ["lib/workspace/", "lib/diff/", "lib/net/", "lib/transform/", "lib/backups/", "lib/exec/", "lib/policy/", "lib/redact.ts", "lib/redact/", "lib/audit/", "lib/effects/"],
+    modules: ["lib/workspace/", "lib/diff/", "lib/net/", "lib/transform/", "lib/backups/", "lib/exec/", "lib/policy/", "lib/redact.ts", "lib/redact/", "lib/audit/", "lib/effects/", "lib/notify/"],
   },
   { name: "tools", modules: ["lib/tools/"] },
   { name: "core", modules: ["lib/gateway/", "lib/approvals/", "lib/auth/", "lib/hooks/", "lib/health.ts"] },
@@ -29,7 +29,6 @@ const KNOWN: Record<string, string> = {
   "lib/config.ts -> lib/exec/limits.ts": "the configuration parses run_command's limit settings with the limits' own parser",
   "lib/config.ts -> lib/policy/presets.ts": "the configuration checks the default preset setting against the preset names",
   "lib/config.ts -> lib/workspace/encoding.ts": "the configuration checks the legacy-encoding setting against the encodings the workspace layer can write",
-  "lib/approvals/queue.ts -> lib/dashboard/webhook.ts": "a new pending call notifies the operator's webhook (to move with the queue's rework)",
   "lib/audit/writer.ts -> lib/approvals/outcomes.ts": "the writer hands a finished call's exact envelope to local waiters once its row is committed",
   "lib/backups/restore.ts -> lib/gateway/call-tool.ts": "a reviewer's restore from the dashboard runs restore_backup through the pipeline, audited like an agent's",
   "lib/effects/rewind.ts -> lib/gateway/sessions.ts": "rewinding a session reads the session's calls through the gateway",

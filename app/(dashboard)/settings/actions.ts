@@ -2,8 +2,7 @@
 
 import { revalidatePath } from "next/cache";
 import { requireReviewerPage } from "@/lib/dashboard/auth";
-import { setWebhookUrl } from "@/lib/dashboard/settings";
-import { setWebhookFormat, testWebhook } from "@/lib/dashboard/webhook";
+import { setWebhookFormat, setWebhookUrl, testWebhook } from "@/lib/notify/webhook";
 import type { ActionState } from "../_components/action-form";
 import { errorBody } from "@/lib/errors";
 

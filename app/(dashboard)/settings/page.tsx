@@ -7,7 +7,7 @@ import { ActionForm } from "../_components/action-form";
 import { BUTTON, Card, Facts, INPUT, Mono, PageHeader } from "../_components/page-parts";
 import { TextBlock } from "../_components/text-block";
 import { PageSkeleton } from "../_components/states";
-import { webhookRequest, webhookSettings, type WebhookFormat } from "@/lib/dashboard/webhook";
+import { webhookRequest, type WebhookFormat } from "@/lib/notify/webhook";
 import { saveWebhookAction, testWebhookAction } from "./actions";
 
 export const metadata: Metadata = { title: "Settings" };
@@ -34,7 +34,7 @@ export default async function SettingsPage() {
 }
 
 async function Settings() {
-  const [s, hook] = await Promise.all([getSettings(), webhookSettings()]);
+  const s = await getSettings();
   return (
     <>
       <PageHeader title="Settings" />
@@ -50,7 +50,7 @@ async function Settings() {
             </label>
             <label className="flex min-w-0 flex-col gap-1 text-xs font-medium text-zinc-700 dark:text-zinc-300">
               Format
-              <select name="webhookFormat" defaultValue={hook.format} className={INPUT}>
+              <select name="webhookFormat" defaultValue={s.webhookFormat} className={INPUT}>
                 <option value="generic">generic JSON</option>
                 <option value="slack">Slack-compatible</option>
                 <option value="ntfy">ntfy</option>
@@ -66,7 +66,7 @@ async function Settings() {
             </button>
           </ActionForm>
           <div className="mt-3">
-            <TextBlock label={`Sent when a call waits (${hook.format})`} text={example(hook.format, s.publicUrl)} />
+            <TextBlock label={`Sent when a call waits (${s.webhookFormat})`} text={example(s.webhookFormat, s.publicUrl)} />
           </div>
         </Card>
         <Card title="Server">

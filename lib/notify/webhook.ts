@@ -12,7 +12,9 @@ import { appendEvent } from "@/lib/audit/events";
  *   Rocket.Chat, Discord's /slack endpoint);
  * - `ntfy`: an ntfy publish, plain-text message with `Title`, `Click` (the link), `Tags` and
  *   `Priority` headers, posted to the topic URL.
- * Sending is best effort, bounded to 5 s, and never raises.
+ * Sending is best effort, bounded to 5 s, and never raises. The URL and format are kept in the
+ * Setting table (keys "webhook_url" and "webhook_format"); this module is their only writer, and
+ * each change is a `settings.changed` event.
  */
 
 export const WEBHOOK_URL_KEY = "webhook_url";
@@ -124,6 +126,33 @@ export async function testWebhook(actor: string): Promise<WebhookResult | { ok: 
   const result = await sendWebhook(url, format, { event: "approval.test", callId: "call_test", tool: "test", target: null, createdAt: new Date() });
   await appendEvent({ type: "settings.webhook_tested", actor: `reviewer:${actor}`, data: { format, ok: result.ok, status: result.status } });
   return result;
+}
+
+/** An http(s) URL, or "" to turn the webhook off. */
+export const WebhookUrl = z.union([
+  z.literal(""),
+  z
+    .string()
+    .max(2000)
+    .url("not a URL")
+    .refine((u) => /^https?:\/\//i.test(u), "only http and https URLs can be called"),
+]);
+
+/**
+ * Sets (or, with "", clears) the webhook URL; logged as a `settings.changed` event.
+ * @returns ok, or `invalid_arguments` (not an http(s) URL; the message says why)
+ */
+export async function setWebhookUrl(value: string, actor: string): Promise<{ ok: true } | { ok: false; error: ErrorBody }> {
+  const parsed = WebhookUrl.safeParse(value.trim());
+  if (!parsed.success) {
+    const message = parsed.error.issues[0]?.message ?? "invalid URL";
+    return { ok: false, error: errorBody("invalid_arguments", message, { issues: [{ path: "webhookUrl", message }] }) };
+  }
+  const url = parsed.data;
+  if (url === "") await db().setting.deleteMany({ where: { key: WEBHOOK_URL_KEY } });
+  else await db().setting.upsert({ where: { key: WEBHOOK_URL_KEY }, create: { key: WEBHOOK_URL_KEY, value: url }, update: { value: url } });
+  await appendEvent({ type: "settings.changed", actor: `reviewer:${actor}`, data: { key: WEBHOOK_URL_KEY, set: url !== "" } });
+  return { ok: true };
 }
 
 /** Saves the webhook format; logged as a `settings.changed` event. @returns ok, or `invalid_arguments` */
