@@ -49,7 +49,8 @@ export async function sandboxBench(reps: number, log: (line: string) => void = (
     const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, stdio: "ignore", env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1" } });
     git("init", "-q");
     git("add", "-A");
-    git("-c", "user.email=b@example.test", "-c", "user.name=bench", "commit", "-qm", "10k files");
+    // gc.auto=0: 10,000 loose objects would start a detached `git gc --auto` racing the clean-up.
+    git("-c", "gc.auto=0", "-c", "user.email=b@example.test", "-c", "user.name=bench", "commit", "-qm", "10k files");
     // The workspace secret scan alone: the first (reads every directory), then revalidations.
     const { workspaceSecrets } = await import("@/lib/exec/workspace-secrets");
     const { secretPathMatcher } = await import("@/lib/policy/rule-match");
@@ -70,6 +71,25 @@ export async function sandboxBench(reps: number, log: (line: string) => void = (
     }
     const home = path.join(dataDir, "homes", "bench");
     fs.mkdirSync(home, { recursive: true });
+    // The per-command parts added for the box HOME (a fresh scratch HOME, the kept directories,
+    // ~/.gitconfig carried over) and git's sanitized configuration (a remote URL with a token).
+    const { boxHome } = await import("@/lib/exec/box-home");
+    const { gitConfigArgs } = await import("@/lib/exec/box-git-config");
+    fs.writeFileSync(path.join(home, ".gitconfig"), "[user]\n\tname = bench\n\temail = b@example.test\n");
+    fs.appendFileSync(path.join(repo, ".git", "config"), '[remote "origin"]\n\turl = https://u:token@example.test/r.git\n');
+    const homeTimes: number[] = [];
+    const configTimes: number[] = [];
+    for (let i = 0; i < reps + 1; i++) {
+      const t = performance.now();
+      const h = await boxHome(home);
+      await h.release();
+      const t3 = performance.now();
+      await gitConfigArgs(repo, [".git"], []);
+      if (i > 0) {
+        homeTimes.push(t3 - t);
+        configTimes.push(performance.now() - t3);
+      }
+    }
 
     const run = (command: string, boxed: boolean) =>
       runCommand({
@@ -110,6 +130,10 @@ export async function sandboxBench(reps: number, log: (line: string) => void = (
     const rv = quantiles(revalidations);
     rows.push(["workspace secret scan (10,000 files): first", `${masked} secrets`, 1, ms(firstScanMs), "", ""]);
     rows.push(["workspace secret scan: revalidation (each command)", "101 directories statted", reps, ms(rv.median), ms(rv.p99), ""]);
+    const hq = quantiles(homeTimes);
+    const cq = quantiles(configTimes);
+    rows.push(["box HOME: scratch, kept directories, ~/.gitconfig (each command)", `${homeTimes.length} prepare + release`, reps, ms(hq.median), ms(hq.p99), ""]);
+    rows.push(["git config sanitized (each command; parsed once per content)", "1 config with a token", reps, ms(cq.median), ms(cq.p99), ""]);
     rows.push(["secret scan (once, then every 5 min in the background; /etc watched)", `${scan.files.length} files + ${scan.dirs.length} dirs masked`, 1, ms(scanMs), "", ""]);
     fs.rmSync(repo, { recursive: true, force: true });
     return {

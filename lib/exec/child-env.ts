@@ -15,7 +15,9 @@ import { isInside } from "@/lib/workspace/fence";
  * not the operator's real home. Programs that read or write dotfiles (git, npm, pip caches) get
  * a private, empty home, and tokens kept in the real home (~/.npmrc, ~/.git-credentials,
  * ~/.aws, ~/.ssh) are not picked up implicitly. The directory is outside the workspace, so
- * `> ~/.bashrc` is a write outside the workspace and is denied.
+ * `> ~/.bashrc` is a write outside the workspace and is denied. In the sandbox a command sees
+ * it fresh, with only its caches and package stores kept and `~/.gitconfig` reduced to inert
+ * keys (lib/exec/box-home.ts), so what one command configures there does not run in the next.
  */
 
 /** Variables copied from the gateway's environment when set (names, or prefixes ending in `*`). */

@@ -2,14 +2,14 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import { performance } from "node:perf_hooks";
-import type { Readable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { ERROR_REASONS, ToolError, type ErrorReason } from "@/lib/errors";
 import { BOX_STARTED, CommandState, SETUP_FAILED } from "@/lib/exec/command-state";
 import path from "node:path";
 import { CommandCgroup, probeCgroups, releaseCgroups, type CgroupSupport, type ControllerHome } from "@/lib/exec/cgroup";
 import { acquireCommandSlot, type CommandSlot } from "@/lib/exec/concurrency";
 import { HeadTailBuffer } from "@/lib/exec/output-buffer";
-import { prepareBox, rescanSecretSystemPaths, type BoxPlan, type RemovedEntry, type SandboxSpec } from "@/lib/exec/sandbox";
+import { BOX_ARGS_FD, prepareBox, rescanSecretSystemPaths, type BoxPlan, type RemovedEntry, type SandboxSpec } from "@/lib/exec/sandbox";
 import { isInside } from "@/lib/workspace/fence";
 
 /**
@@ -278,9 +278,16 @@ async function runInSlot(options: RunCommandOptions, queuedMs: number): Promise<
       cwd: options.cwd,
       env: options.env as NodeJS.ProcessEnv, // complete by design: nothing is inherited
       detached: true,
-      stdio: ["ignore", "pipe", "pipe", "pipe", "pipe"],
+      // fd 5 (BOX_ARGS_FD): the box's options that only bytes can spell, read by bwrap to the end.
+      stdio: ["ignore", "pipe", "pipe", "pipe", "pipe", ...(box?.plan.argsData ? (["pipe"] as const) : [])],
       windowsHide: true,
     });
+    const argsData = box?.plan.argsData;
+    if (argsData) {
+      const pipe = (child.stdio as unknown as Writable[])[BOX_ARGS_FD];
+      pipe.on("error", () => {}); // bwrap failed before reading: its own error is reported
+      pipe.end(argsData);
+    }
   } catch (e) {
     await cgroup?.remove();
     await box?.plan.release();

@@ -6,7 +6,9 @@ import picomatch from "picomatch";
 import crypto from "node:crypto";
 import { getConfig } from "@/lib/config";
 import { ToolError } from "@/lib/errors";
-import { resetWorkspaceSecrets, workspaceSecrets, SecretScanLimitError } from "@/lib/exec/workspace-secrets";
+import { boxHome } from "@/lib/exec/box-home";
+import { gitConfigArgs } from "@/lib/exec/box-git-config";
+import { displayBytes, resetWorkspaceSecrets, utf8Name, workspaceSecrets, SecretScanLimitError } from "@/lib/exec/workspace-secrets";
 import { DEFAULT_RULES } from "@/lib/policy/default-rules";
 import { readGitConfig, riskyKeys } from "@/lib/policy/git-repo";
 import { GLOB_OPTIONS, secretPathMatcher } from "@/lib/policy/rule-match";
@@ -116,6 +118,13 @@ export interface BoxPlan {
   /** Workspace-relative secret paths left visible by the operator's exposure globs. */
   exposed: string[];
   /**
+   * More bwrap options as raw bytes (NUL-separated), or null: `argv` then holds
+   * `--args BOX_ARGS_FD`, and whoever starts bwrap must give it these bytes on that descriptor
+   * (a pipe or file open for reading; bwrap reads it to the end and closes it before the command
+   * starts). They mask names that are not valid UTF-8, which no string argument can spell.
+   */
+  argsData: Buffer | null;
+  /**
    * After the command: removes the mount points created for missing protected paths and, when the
    * command ran directly on the workspace (no capture), moves out of it every git file that
    * redirects git which the command created (see `prepareBox`). Never throws.
@@ -131,6 +140,9 @@ export interface RemovedEntry {
   /** Why, in words a reviewer reads. */
   why: string;
 }
+
+/** The descriptor on which bwrap reads `BoxPlan.argsData` (after stdin, stdout, stderr and fds 3-4 of the runner). */
+export const BOX_ARGS_FD = 5;
 
 /** Directories of the host exposed read-only (the ones that exist). */
 export const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"] as const;
@@ -603,7 +615,9 @@ export async function prepareBox(spec: SandboxSpec): Promise<BoxPlan> {
   remountRo.push("/proc");
   args.push("--bind", spec.workspaceSource ?? ws, ws);
   for (const p of hidden) if (isInside(ws, p) && p !== ws) hide(p);
-  if (spec.home) args.push("--bind", spec.home, spec.home);
+  // HOME: fresh per command, with its caches and package stores kept (see `boxHome`).
+  const home = spec.home ? await boxHome(spec.home) : null;
+  if (home) args.push(...home.args);
 
   const sourceRoot = spec.workspaceSource ?? ws;
   const mountpointRoot = spec.mountpointRoot ?? ws;
@@ -620,14 +634,24 @@ export async function prepareBox(spec: SandboxSpec): Promise<BoxPlan> {
   const present = gitKind === "dir" ? BUILTIN_READONLY_IF_PRESENT.filter(exists) : [];
   const absent = gitKind === "dir" ? BUILTIN_READONLY_IF_PRESENT.filter((p) => !exists(p)) : [];
   const captured = mountpointRoot !== ws;
-  const readOnly = await protectedPaths(ws, [...(gitKind === "absent" ? [] : BUILTIN_READONLY), ...present, ...(spec.readOnly ?? config.sandboxReadOnly)], {
-    sourceRoot,
-    mountpointRoot,
-    placeholders: captured ? absent : [],
-  });
-  args.push(...readOnly.args);
+  let readOnly: Awaited<ReturnType<typeof protectedPaths>> | null = null;
+  let secrets: Awaited<ReturnType<typeof secretMasks>>;
+  try {
+    readOnly = await protectedPaths(ws, [...(gitKind === "absent" ? [] : BUILTIN_READONLY), ...present, ...(spec.readOnly ?? config.sandboxReadOnly)], {
+      sourceRoot,
+      mountpointRoot,
+      placeholders: captured ? absent : [],
+    });
+    args.push(...readOnly.args);
+    secrets = await secretMasks(ws, spec, hidden);
+    // Repository configuration without its credentials, over the read-only originals.
+    args.push(...(await gitConfigArgs(ws, secrets.gitDirs, hidden)));
+  } catch (e) {
+    await readOnly?.release();
+    await home?.release();
+    throw e;
+  }
   // The workspace's secrets, last: a mask must not be covered by a later bind of a directory above it.
-  const secrets = await secretMasks(ws, spec, hidden);
   args.push(...secrets.args);
   for (const dir of remountRo) args.push("--remount-ro", dir);
   args.push("--chdir", spec.cwd, "--");
@@ -636,12 +660,14 @@ export async function prepareBox(spec: SandboxSpec): Promise<BoxPlan> {
   const sweep = captured ? null : gitKind === "absent" ? { newRepo: true, absent: [] as string[] } : gitKind === "dir" ? { newRepo: false, absent } : null;
   return {
     argv: [status.bwrap, ...args],
+    argsData: secrets.argsData,
     readOnly: readOnly.paths,
     masked: secrets.masked,
     exposed: secrets.exposed,
     release: async () => {
       await readOnly.release();
       await secrets.release(mountpointRoot);
+      await home?.release();
       return sweep ? sweepGitRedirects(ws, sweep).catch(() => []) : [];
     },
   };
@@ -659,7 +685,11 @@ export async function prepareBox(spec: SandboxSpec): Promise<BoxPlan> {
  * @throws ToolError command_failed_to_start (reason "secret_scan_limit") when the scan passed its
  *   budget: the command must not run with its secrets showing
  */
-async function secretMasks(ws: string, spec: SandboxSpec, hidden: readonly string[]): Promise<{ args: string[]; masked: string[]; exposed: string[]; release(mountpointRoot: string): Promise<void> }> {
+async function secretMasks(
+  ws: string,
+  spec: SandboxSpec,
+  hidden: readonly string[],
+): Promise<{ args: string[]; argsData: Buffer | null; masked: string[]; exposed: string[]; gitDirs: string[]; release(mountpointRoot: string): Promise<void> }> {
   const config = getConfig();
   const exposeGlobs = spec.expose ?? config.sandboxExpose;
   const expose = exposeGlobs.length > 0 ? picomatch([...exposeGlobs], GLOB_OPTIONS) : undefined;
@@ -700,6 +730,43 @@ async function secretMasks(ws: string, spec: SandboxSpec, hidden: readonly strin
     if (st.isSymbolicLink()) found.links.push(rel);
     else add(rel, st);
   }
+  // Names that are not valid UTF-8 (see lib/exec/workspace-secrets.ts): masked like secrets. Their
+  // bytes cannot travel in bwrap's argv (a Node string argument is always encoded as valid UTF-8),
+  // so their options go to bwrap as bytes through `--args` (NUL-separated, read from a descriptor,
+  // applied in place): see BoxPlan.argsData.
+  const raw: Array<{ bytes: Buffer; display: string; dir: boolean; ino: number; ctimeMs: number }> = [];
+  const wsBytes = Buffer.from(`${ws}/`);
+  const addRaw = (bytes: Buffer, display: string, st: fs.Stats) => {
+    if (!raw.some((r) => r.bytes.equals(bytes))) raw.push({ bytes, display, dir: st.isDirectory(), ino: st.ino, ctimeMs: st.ctimeMs });
+  };
+  for (const r of found.raw) {
+    const parent = r.dir ? path.join(ws, r.dir) : ws;
+    if (covered(parent) || masked.some((m) => m.dir && isInside(path.join(ws, m.rel), parent))) continue;
+    const bytes = Buffer.concat([Buffer.from(`${parent}/`), r.name]);
+    const st = lstatOrNull(bytes);
+    if (!st) continue;
+    if (!st.isSymbolicLink()) {
+      addRaw(bytes, r.display, st);
+      continue;
+    }
+    // A link: its target is masked when it lies in the workspace, as for a secret-named link.
+    let target: Buffer;
+    try {
+      // The native realpath: the JS one decodes a Buffer path into a string on the way.
+      target = fs.realpathSync.native(/*turbopackIgnore: true*/ bytes, { encoding: "buffer" });
+    } catch {
+      continue; // dangling: shows nothing
+    }
+    const text = utf8Name(target);
+    if (text !== null) {
+      if (text === ws || !isInside(ws, text) || covered(text)) continue;
+      const tst = lstatOrNull(text);
+      if (tst && !tst.isSymbolicLink()) add(path.relative(ws, text), tst);
+    } else if (target.subarray(0, wsBytes.length).equals(wsBytes)) {
+      const tst = lstatOrNull(target);
+      if (tst && !tst.isSymbolicLink()) addRaw(target, displayBytes(target.subarray(wsBytes.length)), tst);
+    }
+  }
   for (const rel of found.links) {
     const target = canonical(path.join(ws, rel));
     if (target === ws || !isInside(ws, target) || covered(target)) continue;
@@ -707,25 +774,40 @@ async function secretMasks(ws: string, spec: SandboxSpec, hidden: readonly strin
     if (st && !st.isSymbolicLink()) add(path.relative(ws, target), st);
   }
   masked.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
-  const emptyFile = masked.some((m) => !m.dir) ? await placeholderFile("empty") : "";
-  const emptyDir = masked.some((m) => m.dir) ? await ensureEmptyDir() : "";
+  const anyFile = masked.some((m) => !m.dir) || raw.some((r) => !r.dir);
+  const anyDir = masked.some((m) => m.dir) || raw.some((r) => r.dir);
+  const emptyFile = anyFile ? await placeholderFile("empty") : "";
+  const emptyDir = anyDir ? await ensureEmptyDir() : "";
   for (const m of masked) args.push("--ro-bind", m.dir ? emptyDir : emptyFile, path.join(ws, m.rel));
+  let argsData: Buffer | null = null;
+  if (raw.length > 0) {
+    const nul = Buffer.from([0]);
+    argsData = Buffer.concat(raw.flatMap((r) => [Buffer.from("--ro-bind\0"), Buffer.from(r.dir ? emptyDir : emptyFile), nul, r.bytes, nul]));
+    args.push("--args", String(BOX_ARGS_FD));
+  }
+  // A mount point bwrap made (the entry vanished after the plan) is removed afterwards; see below.
+  const cleanUp = async (onDisk: string | Buffer, m: { ino: number; ctimeMs: number }, direct: boolean) => {
+    const st = lstatOrNull(onDisk);
+    if (!st || (direct && st.ino === m.ino && st.ctimeMs === m.ctimeMs)) return;
+    if (st.isFile() && st.size === 0) await fsp.unlink(onDisk).catch(() => {});
+    else if (st.isDirectory()) await fsp.rmdir(onDisk).catch(() => {});
+  };
   return {
     args,
-    masked: masked.map((m) => m.rel),
+    argsData,
+    masked: [...masked.map((m) => m.rel), ...raw.map((r) => r.display)],
     exposed: found.exposed,
+    gitDirs: found.gitDirs,
     release: async (mountpointRoot) => {
       for (const m of masked) {
         // What stands at a masked path now is bwrap's mount point when it is not the entry that
         // was planned (in the overlay's upper directory, anything there is one: the command could
         // not write through the mask). The entry is known by its inode and change time (a freed
         // inode number is often reused at once). Only an empty file or directory is removed.
-        const onDisk = path.join(mountpointRoot, m.rel);
-        const st = lstatOrNull(onDisk);
-        if (!st || (mountpointRoot === ws && st.ino === m.ino && st.ctimeMs === m.ctimeMs)) continue;
-        if (st.isFile() && st.size === 0) await fsp.unlink(onDisk).catch(() => {});
-        else if (st.isDirectory()) await fsp.rmdir(onDisk).catch(() => {});
+        await cleanUp(path.join(mountpointRoot, m.rel), m, mountpointRoot === ws);
       }
+      const rootBytes = Buffer.from(`${mountpointRoot}/`);
+      for (const r of raw) await cleanUp(Buffer.concat([rootBytes, r.bytes.subarray(wsBytes.length)]), r, mountpointRoot === ws);
     },
   };
 }
@@ -896,7 +978,7 @@ async function protectedPaths(
   };
 }
 
-function lstatOrNull(p: string): fs.Stats | null {
+function lstatOrNull(p: string | Buffer): fs.Stats | null {
   try {
     return fs.lstatSync(/*turbopackIgnore: true*/ p);
   } catch {

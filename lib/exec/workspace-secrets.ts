@@ -18,6 +18,13 @@ import type { SecretMatcher } from "@/lib/policy/rule-match";
  * more than one name is noted (its inode) when its directory is read, so a hard link to a secret
  * under a name that is not secret is masked as well.
  *
+ * Names that are not valid UTF-8: an entry whose name is not valid UTF-8 counts as secret, file,
+ * directory or symlink alike (`WorkspaceSecrets.raw`). The matcher works on strings, and Node
+ * decodes such a name with replacement characters that name no file, so `.env\xff` or a directory
+ * `.ssh\x80` could not be judged by its name; a person's project has no need for such names,
+ * so masking every one of them is the rule that cannot miss a secret. A directory with such a
+ * name is masked whole and not descended.
+ *
  * Not scanned: `.git` directories (repository internals: the sandbox keeps their hooks and config
  * read-only, and the policy's secret names never occur inside them; a secret committed to the
  * repository is in its object store, which no mask of a name can hide) and `node_modules`
@@ -39,6 +46,35 @@ const SLICE_MS = 8;
 
 type Kind = "file" | "dir" | "link" | "other";
 
+/** An entry whose name is not valid UTF-8 (masked whatever it is). */
+export interface RawSecret {
+  /** Workspace-relative path of its directory ("" for the root; valid UTF-8, "/"-separated). */
+  dir: string;
+  /** The entry's name, its bytes as on disk. */
+  name: Buffer;
+  /** The name for people: printable ASCII kept, every other byte as `\xNN`. */
+  display: string;
+  kind: Kind;
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** The name as a string when its bytes are valid UTF-8, else null. */
+export function utf8Name(name: Buffer): string | null {
+  try {
+    return strictUtf8.decode(name);
+  } catch {
+    return null;
+  }
+}
+
+/** A byte string shown with every byte outside printable ASCII (and `\`) as `\xNN`. */
+export function displayBytes(name: Buffer): string {
+  let out = "";
+  for (const b of name) out += b >= 0x20 && b < 0x7f && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, "0")}`;
+  return out;
+}
+
 interface DirNode {
   ino: number;
   mtimeMs: number;
@@ -46,6 +82,8 @@ interface DirNode {
   /** Read again on the next scan (it was modified too recently to trust its mtime). */
   racy: boolean;
   entries: Array<{ name: string; kind: Kind }>;
+  /** Entries whose names are not valid UTF-8 (not in `entries`: no string names them). */
+  raw: Array<{ name: Buffer; kind: Kind }>;
   /** Regular files of this directory with more than one name (hard links): name and inode. */
   linked: Array<{ name: string; ino: number }>;
   /** Secret entries of this directory for the matcher `matchKey` (workspace-relative). */
@@ -71,6 +109,14 @@ export interface WorkspaceSecrets {
   links: string[];
   /** Secret paths left visible by the operator's exposure globs. */
   exposed: string[];
+  /** Entries whose names are not valid UTF-8, all masked (never exposed: no glob names them). */
+  raw: RawSecret[];
+  /**
+   * Workspace-relative git directories and pointers, outside masked directories: each `.git`
+   * directory, each `.git` file (`gitdir: …`, a worktree or submodule), and each directory laid out
+   * as a bare repository (`HEAD`, `config`, `objects/`, `refs/`; "" when the root is one).
+   */
+  gitDirs: string[];
   /** Entries in the scanned tree. */
   entries: number;
   /** Directories read during this scan (the rest were unchanged). */
@@ -123,7 +169,7 @@ export async function workspaceSecrets(
     trees().set(root, tree);
   }
   const visited = new Set<string>();
-  const out: WorkspaceSecrets = { files: [], dirs: [], links: [], exposed: [], entries: 0, read: 0 };
+  const out: WorkspaceSecrets = { files: [], dirs: [], links: [], exposed: [], raw: [], gitDirs: [], entries: 0, read: 0 };
   const expose = options.expose ?? (() => false);
   const exposeUnder = options.exposeUnder ?? (() => false);
   const stack: string[] = [""];
@@ -140,29 +186,39 @@ export async function workspaceSecrets(
     let node = tree.nodes.get(rel);
     if (!node || node.racy || node.ino !== st.ino || node.mtimeMs !== st.mtimeMs || node.ctimeMs !== st.ctimeMs) {
       const readAt = Date.now();
-      let dirents: fs.Dirent[];
+      // Names are read as bytes: a name that is not valid UTF-8 must not be decoded into another.
+      let dirents: Array<fs.Dirent<Buffer>>;
       try {
-        dirents = fs.readdirSync(/*turbopackIgnore: true*/ abs, { withFileTypes: true });
+        dirents = fs.readdirSync(/*turbopackIgnore: true*/ abs, { withFileTypes: true, encoding: "buffer" });
       } catch (e) {
         // Unreadable (permissions) or gone since the lstat: nothing in it can be shown either way
         // when gone; an unreadable directory is shown unreadable in the box too (same rights).
         if ((e as NodeJS.ErrnoException).code === "ENOENT" || (e as NodeJS.ErrnoException).code === "ENOTDIR") continue;
         dirents = [];
       }
-      if (node) tree.entries -= node.entries.length;
+      if (node) tree.entries -= node.entries.length + node.raw.length;
+      const kindOf = (d: fs.Dirent<Buffer>): Kind => (d.isDirectory() ? "dir" : d.isSymbolicLink() ? "link" : d.isFile() ? "file" : "other");
+      const entries: DirNode["entries"] = [];
+      const raw: DirNode["raw"] = [];
+      for (const d of dirents) {
+        const name = utf8Name(d.name);
+        if (name === null) raw.push({ name: d.name, kind: kindOf(d) });
+        else entries.push({ name, kind: kindOf(d) });
+      }
       // A regular file with several names may be a secret under another name (see `linkedNames`).
       const linked: DirNode["linked"] = [];
-      for (const d of dirents) {
-        if (!d.isFile()) continue;
-        const fst = fs.lstatSync(/*turbopackIgnore: true*/ path.join(abs, d.name), { throwIfNoEntry: false });
-        if (fst && fst.isFile() && fst.nlink > 1) linked.push({ name: d.name, ino: fst.ino });
+      for (const e of entries) {
+        if (e.kind !== "file") continue;
+        const fst = fs.lstatSync(/*turbopackIgnore: true*/ path.join(abs, e.name), { throwIfNoEntry: false });
+        if (fst && fst.isFile() && fst.nlink > 1) linked.push({ name: e.name, ino: fst.ino });
       }
       node = {
         ino: st.ino,
         mtimeMs: st.mtimeMs,
         ctimeMs: st.ctimeMs,
         racy: Math.max(st.mtimeMs, st.ctimeMs) >= readAt - RACY_MS,
-        entries: dirents.map((d) => ({ name: d.name, kind: d.isDirectory() ? "dir" : d.isSymbolicLink() ? "link" : d.isFile() ? "file" : "other" })),
+        entries,
+        raw,
         linked,
         matchKey: null,
         secretFiles: [],
@@ -170,7 +226,7 @@ export async function workspaceSecrets(
         secretLinks: [],
       };
       tree.nodes.set(rel, node);
-      tree.entries += node.entries.length;
+      tree.entries += node.entries.length + node.raw.length;
       out.read++;
       if (tree.entries > options.maxEntries) {
         throw new SecretScanLimitError(
@@ -191,6 +247,10 @@ export async function workspaceSecrets(
       continue;
     }
     if (node.matchKey !== isSecret.key) classify(node, rel, isSecret);
+    const dotGit = node.entries.find((e) => e.name === ".git" && (e.kind === "dir" || e.kind === "file"));
+    if (dotGit) out.gitDirs.push(rel ? `${rel}/.git` : ".git");
+    if (looksBare(node)) out.gitDirs.push(rel);
+    for (const r of node.raw) out.raw.push({ dir: rel, name: r.name, display: rel ? `${rel}/${displayBytes(r.name)}` : displayBytes(r.name), kind: r.kind });
     for (const f of node.secretFiles) (expose(f) ? out.exposed : out.files).push(f);
     for (const l of node.secretLinks) (expose(l) ? out.exposed : out.links).push(l);
     for (const d of node.secretDirs) {
@@ -222,7 +282,7 @@ export async function workspaceSecrets(
   // Directories that are gone (or no longer reached) leave the tree.
   for (const [rel, node] of tree.nodes) {
     if (!visited.has(rel)) {
-      tree.entries -= node.entries.length;
+      tree.entries -= node.entries.length + node.raw.length;
       tree.nodes.delete(rel);
     }
   }
@@ -255,6 +315,12 @@ function linkedNames(tree: Tree, visited: ReadonlySet<string>, masked: ReadonlyS
     }
   }
   return more;
+}
+
+/** A directory laid out as a bare git repository. */
+function looksBare(node: DirNode): boolean {
+  const kind = (name: string) => node.entries.find((e) => e.name === name)?.kind;
+  return kind("HEAD") === "file" && kind("config") === "file" && kind("objects") === "dir" && kind("refs") === "dir";
 }
 
 /** Fills a node's secret entries for `isSecret`. */

@@ -132,6 +132,11 @@ function keyPattern(key: string): string {
   return first === last ? key : `${key.slice(0, first)}.*${key.slice(last)}`;
 }
 
+/** Whether a configuration key (any case) is known to be inert (INERT_KEYS). */
+export function inertConfigKey(key: string): boolean {
+  return INERT_KEYS.has(keyPattern(key.toLowerCase()));
+}
+
 /**
  * The keys among `entries` that are not inert (deduplicated, in order). `core.worktree` is inert
  * when `workTreeCheck` accepts its value.

@@ -15,8 +15,8 @@ import { emptyWorkspace } from "@/tests/effects/run-boxed";
 /**
  * Through the in-process gateway (the verdict travels to the effects step): under strict, a
  * command the policy allows as read-only whose run changes files (here `git status` running an
- * fsmonitor hook that an approved command configured earlier in the box's persistent HOME) has
- * its change set held; a plain `git status` applies at once; under balanced an ordinary
+ * fsmonitor hook the repository's configuration names) has its change set held, and one that an
+ * approved command planted in the box HOME earlier no longer runs at all; a plain `git status` applies at once; under balanced an ordinary
  * `git add && git commit` applies at once and one that commits other content for package.json
  * is held. Real sandbox, real overlay capture, real git, real SQLite.
  */
@@ -62,18 +62,25 @@ describe("strict: side effects of an allowed read-only command", () => {
     expect(env.data.changes.status).toBe("applied");
   }, 120_000);
 
-  it("a hook planted in the box HOME earlier: git status's writes are held, the workspace untouched", async () => {
-    // An approved command configures git in the box's persistent HOME (outside the workspace).
+  it("a hook planted in the box HOME earlier does not run: the box HOME starts fresh (lib/exec/box-home.ts)", async () => {
+    // An approved command configures git in the box HOME (outside the workspace).
     const setup = await underPreset("strict", `git config --global core.fsmonitor 'echo pwned > src/pwned.ts; false'`);
     expect(setup.asked).toBe(true);
     expect(setup.ok, JSON.stringify(setup)).toBe(true);
     const env = await underPreset("strict", "git status --short");
     expect(env.asked).toBeUndefined(); // the policy allowed it as read-only
+    expect(env.data.changes?.status ?? "none", JSON.stringify(env.data.changes)).not.toBe("held");
+    expect(fs.existsSync(path.join(ws.root, "src", "pwned.ts"))).toBe(false);
+  }, 120_000);
+
+  it("a hook the repository's own config names: git status's writes are held, the workspace untouched", async () => {
+    // The person's repository configuration (trusted by the policy, kept in the box) runs a program.
+    git("config", "core.fsmonitor", "echo pwned > src/pwned.ts; false");
+    const env = await underPreset("strict", "git status --short");
+    expect(env.asked).toBeUndefined(); // the policy allowed it as read-only
     expect(env.data.changes.status, JSON.stringify(env.data.changes)).toBe("held");
     expect(env.data.changes.hold_reasons.join("\n")).toMatch(/was allowed as a read-only command, yet changed files: .*src\/pwned\.ts/);
     expect(fs.existsSync(path.join(ws.root, "src", "pwned.ts"))).toBe(false);
-    // Undo the planted configuration for the tests after this one.
-    await underPreset("strict", "git config --global --unset core.fsmonitor");
   }, 120_000);
 });
 

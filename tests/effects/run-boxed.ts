@@ -50,5 +50,7 @@ export async function runBoxed(ws: Workspace, command: string, opts: { reviewEff
 
 /** Empties the workspace root between tests. */
 export function emptyWorkspace(ws: Workspace): void {
-  for (const name of fs.readdirSync(ws.root)) fs.rmSync(path.join(ws.root, name), { recursive: true, force: true });
+  // Names as bytes: a name that is not valid UTF-8 would decode into one that names nothing.
+  const root = Buffer.from(`${ws.root}/`);
+  for (const name of fs.readdirSync(ws.root, { encoding: "buffer" })) fs.rmSync(Buffer.concat([root, name]), { recursive: true, force: true });
 }

@@ -180,6 +180,22 @@ describe("every spelling of a read sees the secret empty", () => {
     expect(r.result.stdout).toBe("status=1\n");
   });
 
+  it("git add -A on the workspace itself (no capture) stages .env as the empty blob", async () => {
+    const { runCommand } = await import("@/lib/exec/run-command");
+    const r = await runCommand({
+      command: "git init -q . && git add -A && git show :.env | wc -c && git ls-files -s .env",
+      cwd: ws.root,
+      timeoutMs: 30_000,
+      maxOutputChars: 10_000,
+      env: { PATH: "/usr/bin:/bin", LANG: "C.UTF-8" },
+      sandbox: { workspaceRoot: ws.root, home: null, network: false },
+    });
+    expect(r.exit_code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^0\n100\d{3} e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 0\t\.env\n$/);
+    for (const e of encodings) expect(r.stdout + r.stderr).not.toContain(e);
+    expect(real(".env")).toBe(SECRETS[".env"]);
+  });
+
   it("git sees .env as the empty blob; staging that empty file (a later checkout would write it) is held", async () => {
     const r = await boxed("git hash-object .env");
     expect(r.result.stdout).toBe("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391\n");
@@ -348,5 +364,60 @@ describe("the scan's budget fails closed", () => {
     expect(err).toMatchObject({ errorName: "command_failed_to_start", detail: { reason: "secret_scan_limit", limit: "entries" } });
     expect((err as Error).message).toMatch(/AGENT_REACH_SANDBOX_SCAN_MAX_ENTRIES/);
     expect(fs.existsSync(path.join(ws.root, "ran"))).toBe(false);
+  });
+});
+
+describe("names that are not valid UTF-8 are masked, whatever they name", () => {
+  /** Workspace-relative byte paths (parent directories valid UTF-8 unless the entry is inside a raw one). */
+  const RAW: Array<[string, Buffer, string]> = [
+    [".env + 0xff", Buffer.from([...Buffer.from(".env"), 0xff]), "file"],
+    ["id_rsa + 0xfe", Buffer.from([...Buffer.from("id_rsa"), 0xfe]), "file"],
+    ["latin-1 é", Buffer.from([...Buffer.from("notes"), 0xe9, ...Buffer.from(".txt")]), "file"],
+    ["a truncated sequence", Buffer.from([...Buffer.from("cut"), 0xc3]), "file"],
+    ["an overlong slash", Buffer.from([0xc0, 0xaf, ...Buffer.from("x")]), "file"],
+    ["a UTF-16 surrogate (CESU-8)", Buffer.from([0xed, 0xa0, 0x80]), "file"],
+    ["nested a/b/0xff.key", Buffer.from([...Buffer.from("a/b/"), 0xff, ...Buffer.from(".key")]), "file"],
+    [".ssh + 0x80 (a directory)", Buffer.from([...Buffer.from(".ssh"), 0x80, ...Buffer.from("/id_ed25519")]), "dir"],
+    ["a raw directory holding a plain .env", Buffer.from([...Buffer.from("proj"), 0xfa, ...Buffer.from("/.env")]), "dir"],
+  ];
+  const abs = (rel: Buffer) => Buffer.concat([Buffer.from(`${ws.root}/`), rel]);
+  beforeEach(() => {
+    for (const [name, rel] of RAW) {
+      const slash = rel.lastIndexOf(0x2f);
+      if (slash > 0) fs.mkdirSync(abs(rel.subarray(0, slash)), { recursive: true });
+      fs.writeFileSync(abs(rel), `${MARK}-raw ${name}\n`);
+    }
+    // A link with a raw name to a plain file (whose name says nothing): the target is masked.
+    put("data/plain.txt", `${MARK}-link-target\n`);
+    fs.symlinkSync("data/plain.txt", abs(Buffer.from([...Buffer.from(".env"), 0xfd])));
+  });
+
+  it.each([
+    ["cat by glob", "cat .env* id_rsa* notes* cut* a/b/* 2>/dev/null; true"],
+    ["a loop over every name", 'for f in * .[!.]* a/b/* proj*/* .ssh*/*; do [ -f "$f" ] && cat "$f"; done; true'],
+    ["find -exec cat", "find . -path ./.git -prune -o -type f -exec cat {} + 2>/dev/null; true"],
+    ["python by bytes", `python3 -c "import os\nfor d,_,fs in os.walk(b'.'):\n  for f in fs:\n    p=os.path.join(d,f)\n    try: print(open(p,'rb').read())\n    except Exception: pass"`],
+    ["tar of the workspace", "tar cf - . 2>/dev/null | strings | grep -c S3C; true"],
+    ["grep -ra", "grep -ra MARK . ; true"],
+    ["the link", "cat .env?* 2>/dev/null; cat data/plain.txt; true"],
+  ])("%s sees nothing: %s", async (_name, command) => {
+    const r = await boxed(command);
+    expect(r.out).not.toContain("-raw");
+    expect(r.out).not.toContain("link-target");
+  });
+
+  it("each raw name is listed as masked (escaped), the files are untouched, and bwrap's argument descriptor does not reach the command", async () => {
+    const r = await boxed("ls -A /proc/self/fd | sort -n | tr '\\n' ' '");
+    expect(r.result.stdout.split("\n")[0].trim().split(" ")).not.toContain("5");
+    const masked = r.result.sandbox.masked ?? [];
+    expect(masked).toEqual(expect.arrayContaining([".env\\xff", "id_rsa\\xfe", "notes\\xe9.txt", "a/b/\\xff.key", ".ssh\\x80", "proj\\xfa", "data/plain.txt"]));
+    for (const [name, rel] of RAW) expect(fs.readFileSync(abs(rel), "utf8")).toBe(`${MARK}-raw ${name}\n`);
+  });
+
+  it("a raw name that appears between two commands is masked in the next one", async () => {
+    expect((await boxed("cat made* 2>/dev/null; true")).result.stdout).toBe("");
+    fs.writeFileSync(abs(Buffer.from([...Buffer.from("made"), 0xff])), "made-later");
+    const r = await boxed("cat made*");
+    expect(r.result.stdout).toBe("");
   });
 });

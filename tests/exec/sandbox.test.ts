@@ -529,9 +529,9 @@ describe("real work succeeds in the box", () => {
     expect(fs.existsSync(`/tmp/t-${mark}`)).toBe(false); // the box's /tmp is its own
   });
 
-  it("HOME is writable and persists between commands of the workspace", async () => {
-    await box("echo remembered > ~/.note");
-    const r = await box("cat ~/.note");
+  it("HOME is writable; its caches persist between commands of the workspace, its dotfiles start fresh", async () => {
+    await box("echo remembered > ~/.cache/note && echo dotfile > ~/.note");
+    const r = await box("cat ~/.cache/note; cat ~/.note 2>/dev/null; true");
     expect(r.stdout).toBe("remembered\n");
   });
 });

@@ -153,3 +153,52 @@ describe("names holding a newline", () => {
     expect(verdict.decision).toBe("ask");
   });
 });
+
+describe("names that are not valid UTF-8", () => {
+  const rawPath = (...parts: Array<string | number[]>) => Buffer.concat([Buffer.from(`${root}/`), ...parts.map((p) => (typeof p === "string" ? Buffer.from(p) : Buffer.from(p)))]);
+
+  it("every one is reported as bytes (file, directory, link), never descended, never decoded into another name", async () => {
+    put("plain.txt");
+    fs.writeFileSync(rawPath(".env", [0xff]), "s");
+    fs.writeFileSync(rawPath("harmless", [0xe9]), "s");
+    fs.mkdirSync(rawPath(".ssh", [0x80]));
+    fs.writeFileSync(rawPath(".ssh", [0x80], "/id_rsa"), "s");
+    fs.mkdirSync(path.join(root, "a/b"), { recursive: true });
+    fs.symlinkSync("../../plain.txt", rawPath("a/b/", [0xc3]));
+    const r = await scan();
+    const raw = r.raw.map((e) => ({ dir: e.dir, name: [...e.name], display: e.display, kind: e.kind })).sort((x, y) => x.display.localeCompare(y.display));
+    expect(raw).toEqual([
+      { dir: "", name: [...Buffer.from(".env"), 0xff], display: ".env\\xff", kind: "file" },
+      { dir: "", name: [...Buffer.from(".ssh"), 0x80], display: ".ssh\\x80", kind: "dir" },
+      { dir: "a/b", name: [0xc3], display: "a/b/\\xc3", kind: "link" },
+      { dir: "", name: [...Buffer.from("harmless"), 0xe9], display: "harmless\\xe9", kind: "file" },
+    ]);
+    // Nothing under the raw directory was read; no decoded name (U+FFFD) appears anywhere.
+    expect(JSON.stringify([r.files, r.dirs, r.links])).not.toContain("\ufffd");
+    expect(r.files).toEqual([]);
+  });
+
+  it("valid UTF-8 beyond ASCII is matched as before, and a raw name removed leaves the list", async () => {
+    put("ünï/.env");
+    fs.writeFileSync(rawPath("x", [0xfe]), "s");
+    expect((await scan()).files).toEqual(["ünï/.env"]);
+    expect((await scan()).raw.map((e) => e.display)).toEqual(["x\\xfe"]);
+    fs.rmSync(rawPath("x", [0xfe]));
+    expect((await scan()).raw).toEqual([]);
+  });
+});
+
+describe("git directories for the sanitized configuration", () => {
+  it("reports .git directories and files and bare layouts, not their insides", async () => {
+    put(".git/config");
+    put("vendor/lib/.git/config");
+    put("wt/.git", "gitdir: ../.git/worktrees/wt\n");
+    put("mirror.git/HEAD");
+    put("mirror.git/config");
+    fs.mkdirSync(path.join(root, "mirror.git", "objects"));
+    fs.mkdirSync(path.join(root, "mirror.git", "refs"));
+    put("notbare/HEAD");
+    put(".ssh/x/.git/config"); // inside a masked directory: masked whole already
+    expect((await scan()).gitDirs.sort()).toEqual([".git", "mirror.git", "vendor/lib/.git", "wt/.git"]);
+  });
+});
