@@ -87,11 +87,57 @@ export function comparePaths(a: string, b: string): number {
   return pa.length - pb.length;
 }
 
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** A directory entry's name as text, or null when its bytes are not valid UTF-8. */
+function utf8Name(name: Buffer): string | null {
+  try {
+    return strictUtf8.decode(name);
+  } catch {
+    return null;
+  }
+}
+
+/** A name for people to read: printable ASCII as it is, every other byte as `\xNN`. */
+function escapedName(name: Buffer): string {
+  return [...name].map((b) => (b >= 0x20 && b < 0x7f && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, "0")}`)).join("");
+}
+
+/**
+ * Why an entry whose name is not UTF-8 is left out: every later step (diff, audit rows, apply,
+ * revert) names files as text, and such a name cannot be written back exactly from text. It is
+ * listed among the change set's skipped entries, so the person sees it, and nothing else in the
+ * change set depends on it.
+ */
+const NOT_UTF8_CREATED = "its name is not valid UTF-8: not applied to the workspace";
+const NOT_UTF8_KEPT = "its name is not valid UTF-8: left in the workspace, not deleted";
+
+/**
+ * The names in `dir` that are valid UTF-8. The others are listed in `out.skipped` under `rel`
+ * with `reason` (when given).
+ * @returns the valid names, and how many were left out
+ */
+async function namesIn(dir: string, rel: string, out: ReadResult, reason: string | null): Promise<{ names: string[]; left: number }> {
+  const names: string[] = [];
+  let left = 0;
+  for (const raw of await fs.readdir(dir, { encoding: "buffer" })) {
+    const name = utf8Name(raw);
+    if (name !== null) {
+      names.push(name);
+      continue;
+    }
+    left++;
+    if (reason) out.skipped.push({ path: rel ? `${rel}/${escapedName(raw)}` : escapedName(raw), reason });
+  }
+  return { names, left };
+}
+
 async function collectMergedDirs(upper: string, root: string, rel: string, out: Array<{ rel: string }>): Promise<void> {
-  const dirents = await fs.readdir(path.join(upper, rel), { withFileTypes: true });
+  const dirents = await fs.readdir(path.join(upper, rel), { withFileTypes: true, encoding: "buffer" });
   for (const d of dirents) {
-    if (!d.isDirectory()) continue;
-    const p = rel ? `${rel}/${d.name}` : d.name;
+    const name = utf8Name(d.name);
+    if (!d.isDirectory() || name === null) continue;
+    const p = rel ? `${rel}/${name}` : name;
     const lower = await lstatOrNull(path.join(root, p));
     if (lower?.isDirectory()) {
       out.push({ rel: p });
@@ -199,7 +245,7 @@ function stateOf(st: Stats, link?: string): EntryState {
 }
 
 async function walk(upper: string, root: string, rel: string, opaque: Set<string>, out: ReadResult): Promise<void> {
-  const dirents = await fs.readdir(path.join(upper, rel));
+  const { names: dirents } = await namesIn(path.join(upper, rel), rel, out, NOT_UTF8_CREATED);
   // Both layers' entries are looked up in parallel (file-system latency, not CPU, is the cost).
   const stats = await statAll(dirents, (name) => {
     const p = rel ? `${rel}/${name}` : name;
@@ -255,7 +301,7 @@ async function walk(upper: string, root: string, rel: string, opaque: Set<string
 
 /** Everything below a directory the command created (no lower counterpart). */
 async function walkCreated(upper: string, rel: string, out: ReadResult): Promise<void> {
-  const names = await fs.readdir(path.join(upper, rel));
+  const { names } = await namesIn(path.join(upper, rel), rel, out, NOT_UTF8_CREATED);
   const stats = await statAll(names, (name) => fs.lstat(path.join(upper, `${rel}/${name}`)));
   for (const [i, name] of names.entries()) {
     const p = `${rel}/${name}`;
@@ -279,10 +325,17 @@ async function walkCreated(upper: string, rel: string, out: ReadResult): Promise
 async function deleteLower(root: string, rel: string, low: Stats, out: ReadResult): Promise<void> {
   const abs = path.join(root, rel);
   if (low.isDirectory()) {
-    for (const name of await fs.readdir(abs)) {
+    const { names, left } = await namesIn(abs, rel, out, NOT_UTF8_KEPT);
+    const skippedBefore = out.skipped.length;
+    for (const name of names) {
       const p = `${rel}/${name}`;
       const st = await lstatOrNull(path.join(root, p));
       if (st) await deleteLower(root, p, st, out);
+    }
+    // A directory that keeps an entry cannot be removed: it stays, and says why.
+    if (left > 0 || out.skipped.length > skippedBefore) {
+      out.skipped.push({ path: rel, reason: "holds an entry that is left in place: the directory is kept" });
+      return;
     }
     out.entries.push({ path: rel, kind: "dir_deleted", before: stateOf(low), after: null });
     return;
@@ -293,9 +346,16 @@ async function deleteLower(root: string, rel: string, low: Stats, out: ReadResul
 
 /** An opaque directory: lower entries the upper layer does not hold again were deleted. */
 async function deleteHiddenBelow(upper: string, root: string, rel: string, out: ReadResult): Promise<void> {
-  const upperNames = new Set(await fs.readdir(path.join(upper, rel)));
-  for (const name of await fs.readdir(path.join(root, rel))) {
-    if (upperNames.has(name)) continue;
+  // Compared as bytes (latin1 keeps each byte); names that are not UTF-8 are reported by the walk of the upper layer.
+  const upperNames = new Set((await fs.readdir(path.join(upper, rel), { encoding: "buffer" })).map((b) => b.toString("latin1")));
+  const lower = await fs.readdir(path.join(root, rel), { encoding: "buffer" });
+  for (const raw of lower) {
+    if (upperNames.has(raw.toString("latin1"))) continue;
+    const name = utf8Name(raw);
+    if (name === null) {
+      out.skipped.push({ path: `${rel}/${escapedName(raw)}`, reason: NOT_UTF8_KEPT });
+      continue;
+    }
     const p = `${rel}/${name}`;
     const st = await lstatOrNull(path.join(root, p));
     if (st) await deleteLower(root, p, st, out);
