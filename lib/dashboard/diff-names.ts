@@ -38,3 +38,51 @@ export function readableDiffName(name: string): string {
   }
   return new TextDecoder("utf-8").decode(new Uint8Array(bytes));
 }
+
+/**
+ * A multi-file unified diff with a `diff --git a/… b/…` line before every file's `---`/`+++`
+ * header that lacks one. The change sets' diffs mix git-style blocks (binary files: `diff --git`
+ * then "Binary files … differ", no `---` lines) with plain unified diffs (`---`, `+++`, hunks);
+ * diff2html, having opened a file at `diff --git`, reads the next file's `---`/`+++` as that
+ * binary file's own header and draws them as its content. Hunk line counts are followed, so a
+ * removed line that reads `-- x` (`--- x` in the diff) is never taken for a header.
+ */
+export function withFileHeaders(diff: string): string {
+  const lines = diff.split("\n");
+  const out: string[] = [];
+  let inHunk = { old: 0, new: 0 };
+  let headerOpen = false; // a `diff --git` line whose `---`/`+++` (if any) have not come yet
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (inHunk.old > 0 || inHunk.new > 0) {
+      if (line.startsWith("-")) inHunk.old--;
+      else if (line.startsWith("+")) inHunk.new--;
+      else if (line.startsWith(" ") || line === "") {
+        inHunk.old--;
+        inHunk.new--;
+      }
+      out.push(line);
+      continue;
+    }
+    const hunk = /^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@/.exec(line);
+    if (hunk) {
+      inHunk = { old: hunk[1] === undefined ? 1 : Number(hunk[1]), new: hunk[2] === undefined ? 1 : Number(hunk[2]) };
+      headerOpen = false;
+      out.push(line);
+      continue;
+    }
+    if (line.startsWith("diff --git ")) headerOpen = true;
+    else if (line.startsWith("Binary files ")) headerOpen = false;
+    else if (line.startsWith("--- ") && lines[i + 1]?.startsWith("+++ ")) {
+      if (!headerOpen) {
+        const a = line.slice(4).split("\t")[0];
+        const b = lines[i + 1].slice(4).split("\t")[0];
+        const path = a.startsWith("a/") ? a.slice(2) : b.startsWith("b/") ? b.slice(2) : b === "/dev/null" ? a : b;
+        out.push(`diff --git a/${path} b/${path}`);
+      }
+      headerOpen = false;
+    }
+    out.push(line);
+  }
+  return out.join("\n");
+}

@@ -4,7 +4,7 @@ import { useEffect, useRef, useState, useSyncExternalStore } from "react";
 import { parse } from "diff2html/lib-esm/diff2html";
 import { ColorSchemeType } from "diff2html/lib-esm/types";
 import { Diff2HtmlUI } from "diff2html/lib-esm/ui/js/diff2html-ui-slim";
-import { readableDiffName } from "@/lib/dashboard/diff-names";
+import { readableDiffName, withFileHeaders } from "@/lib/dashboard/diff-names";
 import { describeHidden, HIDDEN_CHARACTER } from "@/lib/dashboard/reveal";
 import { BUTTON } from "./page-parts";
 
@@ -57,7 +57,7 @@ export function useDiffFormat(): [DiffFormat, (f: DiffFormat) => void] {
  * label a created file "renamed").
  */
 function parseDiff(diff: string) {
-  return parse(diff).map((file) => ({
+  return parse(withFileHeaders(diff)).map((file) => ({
     ...file,
     oldName: readableDiffName(file.oldName),
     newName: readableDiffName(file.newName),
