@@ -4,7 +4,7 @@ import { decodeUtf8, parseCommandArgs, readStdin } from "./argv.mjs";
 import { asEnvelope, clientOptions, request } from "./client.mjs";
 import { CliError } from "./errors.mjs";
 import { emitEnvelope } from "./output.mjs";
-import { commandNames, fetchTools, globalHelp } from "./tools.mjs";
+import { commandNames, fetchTools, globalHelp, shippedTools } from "./tools.mjs";
 
 /**
  * The CLI's own commands: list-tools, self-check, wait, serve and
@@ -179,7 +179,26 @@ export async function hookCommand(rest, globals, env) {
   return 0;
 }
 
-/** `help` / no command: usage of the whole CLI. */
+/**
+ * `text` broken into lines of at most `width` characters at spaces.
+ * @param {string} text
+ * @param {number} width
+ * @returns {string[]}
+ */
+function wrap(text, width) {
+  const lines = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(line);
+  return lines;
+}
+
+/** `help` / no command: usage of the whole CLI; the tool commands are those shipped with it (lib/cli/tools.json). */
 export function generalHelp() {
   return `${[
     "agent-reach: call Agent Reach's supervised tools from the shell (over HTTP).",
@@ -194,8 +213,7 @@ export function generalHelp() {
     "  agent-reach hook claude-code [--fail-open] [--on-timeout deny|ask]",
     "                                                    Claude Code PreToolUse hook (stdin → decision)",
     "",
-    "Tool commands: read-file, write-file, edit-file, list-dir, search, run, fetch-url, transform,",
-    "list-backups, restore-backup, get-call (and any tool the server adds).",
+    ...wrap(`Tool commands: ${shippedTools().map((t) => commandNames(t.name)[0]).join(", ")} (and any tool the server adds).`, 100),
     "",
     "Examples:",
     "  agent-reach read-file --path src/app.ts --offset 80 --limit 40",
