@@ -12,12 +12,15 @@ import fs from "node:fs";
 import path from "node:path";
 import { getConfig } from "@/lib/config";
 import { bootstrap } from "@/lib/runtime/bootstrap";
+import { assertNoLiveServer } from "@/lib/runtime/instance-lock";
 import { buildIfNeeded, NEXT_BIN } from "@/scripts/build-if-needed";
 
 async function main(): Promise<void> {
   const dev = process.argv.includes("--dev");
   process.env.NEXT_TELEMETRY_DISABLED = "1";
   const config = getConfig();
+  // Before the workspace is created or registered: a second server here refuses at once.
+  assertNoLiveServer(config.dataDir, config.hostId, config.databaseUrl);
   const boot = await bootstrap();
   if (boot.migrations.length > 0) console.log(`[agent-reach] applied migrations: ${boot.migrations.join(", ")}`);
   if (!dev) await buildIfNeeded();

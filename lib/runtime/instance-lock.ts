@@ -128,14 +128,18 @@ export function acquireInstanceLock(dataDir: string, hostId: string, address: st
   throw new Error(`Could not take the server lock ${file}: it keeps reappearing.`);
 }
 
-/**
- * The lock on a SQLite database file, whichever data directory or host id a server has: one file
- * serves one server (several instances need PostgreSQL). Two spellings of the same file (a
- * symlinked directory) take the same lock.
- * @returns a function that releases the lock, or null when `databaseUrl` is not a SQLite file
- * @throws InstanceLockError when a live server uses the file
- */
-export function acquireDatabaseLock(databaseUrl: string, address: string): (() => void) | null {
+/** The live owner of the lock file `file`, or null (none, gone, or unreadable). */
+function liveOwner(file: string): LockOwner | null {
+  try {
+    const owner = JSON.parse(fs.readFileSync(/*turbopackIgnore: true*/ file, "utf8")) as LockOwner;
+    return owner.pid !== process.pid && alive(owner) ? owner : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Where the SQLite file of `databaseUrl` keeps its lock, and the file's real path; null for other URLs. */
+function databaseLock(databaseUrl: string): { dir: string; key: string; real: string } | null {
   if (!databaseUrl.startsWith("file:")) return null;
   const file = path.resolve(databaseUrl.slice("file:".length));
   let dir = path.dirname(file);
@@ -144,9 +148,42 @@ export function acquireDatabaseLock(databaseUrl: string, address: string): (() =
   } catch {
     // Not there yet: migration creates it; the spelling as given is the best there is.
   }
-  const real = path.join(dir, path.basename(file));
-  return acquireInstanceLock(dir, `sqlite:${path.basename(file)}`, address, {
-    what: `the SQLite database ${real}`,
-    advice: "Two servers on one SQLite file would mark each other's running calls interrupted and run each other's approvals. Stop it first; for several instances, use PostgreSQL.",
-  });
+  return { dir, key: `sqlite:${path.basename(file)}`, real: path.join(dir, path.basename(file)) };
+}
+
+const SQLITE_ADVICE = "Two servers on one SQLite file would mark each other's running calls interrupted and run each other's approvals. Stop it first; for several instances, use PostgreSQL.";
+
+/**
+ * Refuses early, before anything is created or registered (`npm start` calls it first), when a
+ * live server holds the data directory's lock for `hostId` or the SQLite file's lock; the server
+ * process takes the locks themselves when it starts.
+ * @throws InstanceLockError naming the server that holds one
+ */
+export function assertNoLiveServer(dataDir: string, hostId: string, databaseUrl: string): void {
+  const own = liveOwner(lockPath(dataDir, hostId));
+  if (own) {
+    throw new InstanceLockError(
+      `Another Agent Reach server (pid ${own.pid}, ${own.address}, started ${own.startedAt}) is using the data directory ${dataDir} with host id "${hostId}". ` +
+        `Stop it first, or give this one its own AGENT_REACH_DATA_DIR (or, for a second instance on PostgreSQL, its own AGENT_REACH_HOST_ID).`,
+      own,
+    );
+  }
+  const db = databaseLock(databaseUrl);
+  const other = db ? liveOwner(lockPath(db.dir, db.key)) : null;
+  if (db && other) {
+    throw new InstanceLockError(`Another Agent Reach server (pid ${other.pid}, ${other.address}, started ${other.startedAt}) is using the SQLite database ${db.real}. ${SQLITE_ADVICE}`, other);
+  }
+}
+
+/**
+ * The lock on a SQLite database file, whichever data directory or host id a server has: one file
+ * serves one server (several instances need PostgreSQL). Two spellings of the same file (a
+ * symlinked directory) take the same lock.
+ * @returns a function that releases the lock, or null when `databaseUrl` is not a SQLite file
+ * @throws InstanceLockError when a live server uses the file
+ */
+export function acquireDatabaseLock(databaseUrl: string, address: string): (() => void) | null {
+  const db = databaseLock(databaseUrl);
+  if (!db) return null;
+  return acquireInstanceLock(db.dir, db.key, address, { what: `the SQLite database ${db.real}`, advice: SQLITE_ADVICE });
 }

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { acquireDatabaseLock, acquireInstanceLock, InstanceLockError, lockPath, type LockOwner } from "@/lib/runtime/instance-lock";
+import { acquireDatabaseLock, acquireInstanceLock, assertNoLiveServer, InstanceLockError, lockPath, type LockOwner } from "@/lib/runtime/instance-lock";
 
 /**
  * The data directory's server lock: a live server's lock refuses a second one (naming it), a lock
@@ -96,6 +96,23 @@ describe("instance lock", () => {
       // Another file in the same directory is another database.
       releases.push(acquireDatabaseLock(`file:${dir}/real/other.db`, "http://127.0.0.1:4222")!);
       expect(acquireDatabaseLock("postgresql://u@127.0.0.1/db", "http://127.0.0.1:4222")).toBeNull();
+    } finally {
+      other.kill("SIGKILL");
+    }
+  });
+
+  it("the early check (npm start, before anything is made) refuses on either lock and takes none", async () => {
+    const dir = dataDir();
+    expect(() => assertNoLiveServer(dir, "h", `file:${dir}/agent-reach.db`)).not.toThrow();
+    expect(fs.existsSync(path.join(dir, "locks"))).toBe(false);
+    const other = spawn("sleep", ["30"], { stdio: "ignore" });
+    try {
+      await new Promise((r) => other.once("spawn", r));
+      plant(fs.realpathSync(dir), "sqlite:agent-reach.db", { pid: other.pid!, startTicks: ticksOf(other.pid!) });
+      expect(() => assertNoLiveServer(dir, "h", `file:${dir}/agent-reach.db`)).toThrow(/SQLite database/);
+      expect(() => assertNoLiveServer(dir, "h", "postgresql://u@127.0.0.1/db")).not.toThrow();
+      plant(dir, "h", { pid: other.pid!, startTicks: ticksOf(other.pid!) });
+      expect(() => assertNoLiveServer(dir, "h", "postgresql://u@127.0.0.1/db")).toThrow(/data directory .* host id "h"/);
     } finally {
       other.kill("SIGKILL");
     }

@@ -183,6 +183,8 @@ describe("npm start", () => {
         expect(second.output()).toContain(`Another Agent Reach server (pid `);
         expect(second.output()).toContain(`http://127.0.0.1:${first.port}`);
         expect(await portOpen(second.port)).toBe(false);
+        // Refused before anything was made: its workspace was not created.
+        expect(fs.existsSync(second.workspace)).toBe(false);
         const health = await fetch(`http://127.0.0.1:${first.port}/api/health`);
         expect(health.status).toBe(200);
       } finally {
