@@ -219,9 +219,42 @@ export function touchesGitDir(entries: readonly ChangeEntry[]): boolean {
   return entries.some((e) => e.path === ".git" || e.path.startsWith(".git/") || e.path.includes("/.git/"));
 }
 
+/** Characters HFS+ ignores in a name (git's is_hfs_dotgit): `.g\u200cit` is `.git` there. */
+const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
+
+/** Whether one path component names a `.git` directory in any spelling a file system could take for it. */
+function isDotGit(c: string): boolean {
+  const plain = c.replace(HFS_IGNORED, "").toLowerCase();
+  // NTFS drops trailing dots and spaces, and knows `.git` by its short name `git~1`.
+  return plain === ".git" || plain.replace(/[. ]+$/, "") === ".git" || /^git~\d+$/.test(plain);
+}
+
 /** Whether a path names a `.git` directory in any case (git refuses to check such a path out, but the index may hold it). */
 function namesGitDir(p: string): boolean {
-  return p.split("/").some((c) => c.toLowerCase() === ".git" || /^git~\d+$/i.test(c));
+  return p.split("/").some(isDotGit);
+}
+
+/**
+ * Why git's own path check (verify_path) would refuse an index or tree path, or null when it is a
+ * plain relative path. git never writes such an entry, yet reads one from a hand-written index and
+ * `git checkout -- .` writes through it: `../x` lands outside the work tree, `src/../package.json`
+ * on package.json. Refused: an empty path, a leading or trailing `/` (but a sparse directory entry,
+ * mode 040000, ends in `/`), an empty, `.` or `..` component, `.git` in any case or file-system
+ * spelling, a backslash (a separator on Windows), a NUL or another control character.
+ */
+export function badGitPath(p: string, mode?: number): string | null {
+  if (p === "") return "an empty path";
+  if (p.startsWith("/")) return "an absolute path";
+  const body = mode === 40000 && p.endsWith("/") ? p.slice(0, -1) : p;
+  if (body.endsWith("/")) return "a path ending in /";
+  if (/[\\]/.test(body)) return "a backslash (a directory separator on Windows)";
+  if (/[\u0000-\u001f\u007f]/.test(body)) return "a control character";
+  for (const c of body.split("/")) {
+    if (c === "") return "an empty component (//)";
+    if (c === "." || c === "..") return `a "${c}" component (it leaves its directory${c === ".." ? ", possibly the workspace" : ""})`;
+    if (isDotGit(c)) return `a component that names git's own directory (${JSON.stringify(c)})`;
+  }
+  return null;
 }
 
 /**
@@ -419,6 +452,17 @@ class Review {
     for (const [key, a] of after.entries) {
       const b = prior.get(key);
       const ws = this.wsPath(repo.worktree, a.path);
+      const same = b !== undefined && b.oid === a.oid && b.mode === a.mode && b.intentToAdd === a.intentToAdd && b.skipWorktree === a.skipWorktree && b.assumeUnchanged === a.assumeUnchanged;
+      const bad = same ? null : badGitPath(a.path, a.mode);
+      if (bad !== null) {
+        // Judged before anything else: the working tree cannot be compared at a path git would write elsewhere.
+        changed = true;
+        const shown = JSON.stringify(ws);
+        this.out.lines.push(`stages ${shown} in ${label}, a path git's own check refuses (${bad})`);
+        this.hold(`stages ${shown} in git's index: ${bad}; git never writes such an entry, yet a later git checkout -- . writes it wherever the path leads`);
+        this.diffs.push({ repo, title: `git index (${label}): ${shown}, staged`, path: ws, before: null, after: a.mode === 160000 ? null : a.oid });
+        continue;
+      }
       if (a.skipWorktree !== (b?.skipWorktree ?? false) || a.assumeUnchanged !== (b?.assumeUnchanged ?? false)) {
         for (const [flag, on, was, words] of [
           ["skip-worktree", a.skipWorktree, b?.skipWorktree ?? false, "git will not show its changes, nor let checkout touch it"],
@@ -432,27 +476,31 @@ class Review {
           } else this.out.lines.push(`clears ${flag} on ${ws}`);
         }
       }
-      if (a.intentToAdd !== (b?.intentToAdd ?? false)) {
-        changed = true;
-        if (a.intentToAdd) quiet.push(`marks ${ws} intent-to-add`);
-      }
-      if (b && b.oid === a.oid && b.mode === a.mode) continue;
+      // An intent-to-add entry still names a blob, and `git checkout -- f` writes it; clearing the
+      // flag stages that blob. So a flag change is compared with the working tree like new content,
+      // and only the empty blob `git add -N` records stages nothing.
+      const itaChanged = a.intentToAdd !== (b?.intentToAdd ?? false);
+      if (itaChanged) changed = true;
+      if (b && b.oid === a.oid && b.mode === a.mode && !itaChanged) continue;
       changed = true;
       if (a.mode === 160000) {
         this.out.lines.push(`points submodule ${ws} at commit ${a.oid.slice(0, 12)} in the index`);
         continue;
       }
-      if (a.intentToAdd) continue;
+      if (a.intentToAdd && a.oid === blobId(Buffer.alloc(0), this.oidBytes)) {
+        quiet.push(`marks ${ws} intent-to-add`);
+        continue;
+      }
       const wt = repo.worktree === null ? null : await this.worktreeBlob(ws);
       const sameAsWorktree = wt !== null && wt.oid === a.oid && wt.link === (a.mode === 120000);
-      const stageWords = a.stage === 0 ? "" : ` as conflict stage ${a.stage}`;
+      const stageWords = (a.stage === 0 ? "" : ` as conflict stage ${a.stage}`) + (a.intentToAdd ? " (marked intent-to-add)" : "");
       if (sameAsWorktree) {
         quiet.push(`stages ${ws}`);
         continue;
       }
       const what = repo.worktree === null ? "content the gateway cannot compare with its work tree" : wt === null ? "content for a file the working tree does not have" : "content different from the working tree";
       this.out.lines.push(`stages ${ws}${stageWords} with ${what} (shown below)`);
-      if (this.risky(repo.worktree, a.path)) {
+      if (this.risky(repo.worktree, path.posix.normalize(a.path))) {
         this.hold(`stages ${ws}${stageWords} in git's index with ${what}: a later git checkout, stash or reset writes it (runs later or sensitive)`);
       }
       this.diffs.push({ repo, title: `git index (${label}): ${ws}${stageWords}, working tree → staged`, path: ws, before: wt?.bytes ?? null, after: a.oid });
@@ -513,7 +561,9 @@ class Review {
           changed = true;
           const ws = this.wsPath(repo.worktree, r.path);
           this.out.lines.push(`records resolve-undo content for ${ws} in ${label}`);
-          if (this.risky(repo.worktree, r.path)) this.hold(`records resolve-undo content for ${ws} in git's index (git checkout -m writes it back)`);
+          const bad = badGitPath(r.path);
+          if (bad) this.hold(`records resolve-undo content for ${JSON.stringify(ws)} in git's index: ${bad} (git checkout -m writes it wherever the path leads)`);
+          else if (this.risky(repo.worktree, r.path)) this.hold(`records resolve-undo content for ${ws} in git's index (git checkout -m writes it back)`);
         }
       }
     }
@@ -617,7 +667,9 @@ class Review {
         if (ch.newMode === 160000) continue;
         const what = repo.worktree === null ? "content the gateway cannot compare with its work tree" : "content different from the working tree";
         this.out.lines.push(`commit ${c.oid.slice(0, 12)} (${JSON.stringify(subject.slice(0, 80))}) holds ${ws} with ${what} (shown below)`);
-        if (this.risky(repo.worktree, ch.path)) {
+        const bad = badGitPath(ch.path);
+        if (bad) this.hold(`commits ${JSON.stringify(ws)} (commit ${c.oid.slice(0, 12)}): ${bad}; git refuses such a tree path on checkout, a crafted tree is not ordinary work`);
+        else if (this.risky(repo.worktree, ch.path)) {
           this.hold(`commits ${ws} (commit ${c.oid.slice(0, 12)} ${JSON.stringify(subject.slice(0, 60))}) with ${what}: a later git checkout, reset or merge writes it (runs later or sensitive)`);
         }
         this.diffs.push({ repo, title: `git commit ${c.oid.slice(0, 12)} ${JSON.stringify(subject.slice(0, 80))}: ${ws}, working tree → committed`, path: ws, before: wt?.bytes ?? null, after: ch.newOid });
