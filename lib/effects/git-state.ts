@@ -190,6 +190,34 @@ interface RepoChanges {
 const REF_MARKERS = new Set(["index", "HEAD", "refs", "packed-refs", "logs", "objects", "config", "info", "hooks"]);
 const PSEUDO_REF = /^(?:HEAD|[A-Z_]+_HEAD|AUTO_MERGE)$/;
 
+/**
+ * Files of a repository directory that ordinary agent git work writes (commit, add, stash,
+ * checkout -b, merge clean or conflicted, gc, fetch, tag, branch -d, reset, revert, cherry-pick),
+ * by path inside it. Each is either reviewed here by content (the index, refs, packed-refs,
+ * pseudo-refs, reflogs, the object store), judged by lib/effects/git-danger.ts (config, hooks,
+ * attributes, rebase and sequencer plans, worktree and module pointers), or read by git as text
+ * only (messages, the description, ignore rules, lock files, gc's log).
+ */
+const ORDINARY_GIT_FILE = [
+  /^index$/,
+  /^objects\//,
+  /^(?:refs\/.+|packed-refs|logs\/.+)$/,
+  /^(?:COMMIT_EDITMSG|MERGE_MSG|MERGE_MODE|SQUASH_MSG|TAG_EDITMSG|NOTES_EDITMSG|EDIT_DESCRIPTION|description|gc\.log|gc\.pid|info\/refs|info\/exclude)$/,
+  /\.lock$/,
+  /^(?:config|config\.worktree|commondir|gitdir|locked|hooks\/.+|info\/attributes|(?:rebase-merge|rebase-apply|sequencer)\/.+)$/,
+];
+
+/** Why a file git reads but ordinary work does not write holds, in words, by its path inside the repository directory. */
+function unusualGitFile(inner: string): string {
+  if (inner === "info/grafts" || inner === "shallow") return "which git reads to decide the parents of commits: what a later git checkout, revert, reset or rebase writes";
+  if (/^BISECT_/.test(inner)) return "which git bisect reads (git bisect reset and the next bisect step check out the commits it names)";
+  if (/AUTOSTASH$/.test(inner) || /(?:^|\/)autostash$/.test(inner)) return "which names a stash git applies to the working tree when the operation ends (git commit, git merge --abort)";
+  if (inner === "info/sparse-checkout" || inner === "info/sparse-checkout.cone") return "which decides which files a later git checkout writes or leaves out";
+  if (inner.startsWith("rr-cache/")) return "a recorded conflict resolution git rerere writes into files when the conflict comes back";
+  if (inner.startsWith("branches/") || inner.startsWith("remotes/")) return "which names where a later git fetch or pull takes commits from";
+  return "a file of git's directory that ordinary git work does not write; git may read it to decide what a later command writes";
+}
+
 /** The repository directory and inner path of a path inside a `.git` directory, or null. */
 function locate(rel: string): { dir: string; worktree: string | null; objects: string; inner: string } | null {
   const parts = rel.split("/");
@@ -285,6 +313,13 @@ export async function reviewGitState(input: { root: string; upper: string; entri
     }
     if (/^sharedindex\./.test(loc.inner) && e.after) {
       review.holdReasons.push(`writes ${e.path}, part of a split index the gateway cannot review (what it stages is not shown)`);
+      continue;
+    }
+    // An allow-list, not a list of the files known to be dangerous: git takes commits and content
+    // to write from more files than refs (grafts, shallow, BISECT_START, MERGE_AUTOSTASH, …).
+    if (e.after?.type === "file" && !PSEUDO_REF.test(loc.inner) && !ORDINARY_GIT_FILE.some((re) => re.test(loc.inner))) {
+      review.lines.push(`changes ${e.path}`);
+      review.holdReasons.push(`changes ${e.path}, ${unusualGitFile(loc.inner)}`);
       continue;
     }
     // An index, ref or reflog larger than any real one is not read into memory: it waits for a reviewer.
@@ -643,7 +678,8 @@ class Review {
       if (type === "commit") return;
       const name = tips.get(oid)!;
       this.out.lines.push(`${name} names a ${type} (${oid.slice(0, 12)}), not a commit`);
-      if (type !== "missing") this.hold(`points ${name} at a ${type}, not a commit (git checkout ${name} -- <path> writes from it; not shown)`);
+      // AUTO_MERGE names the tree of a conflicted merge (`git diff AUTO_MERGE` shows it); no command writes from it unasked.
+      if (type !== "missing" && !(name === "AUTO_MERGE" && type === "tree")) this.hold(`points ${name} at a ${type}, not a commit (git checkout ${name} -- <path> writes from it; not shown)`);
     });
     if (commits.length > MAX_COMMITS) {
       commits.length = MAX_COMMITS;

@@ -313,6 +313,38 @@ describe("an intent-to-add entry is compared like any other", () => {
   });
 });
 
+describe("a file of git's directory that ordinary git work does not write is held (an allow-list)", () => {
+  /** A commit whose tree has the agent's package.json, reachable from no ref: `$C` in a command. */
+  const HIDDEN = `${BLOB} && T=$(git ls-tree HEAD | sed "s/$(git rev-parse HEAD:package.json)\tpackage.json/$B\tpackage.json/" | git mktree) && C=$(echo tidy | git commit-tree $T -p HEAD)`;
+  it.each([
+    ["info/grafts naming a hidden commit as HEAD's parent", `${HIDDEN} && echo "$(git rev-parse HEAD) $C" > .git/info/grafts`, /changes \.git\/info\/grafts, which git reads to decide the parents of commits/],
+    ["shallow", `${HIDDEN} && echo $C > .git/shallow`, /changes \.git\/shallow, which git reads to decide the parents of commits/],
+    ["BISECT_START naming a hidden commit", `${HIDDEN} && echo $C > .git/BISECT_START && : > .git/BISECT_LOG`, /changes \.git\/BISECT_START, which git bisect reads/],
+    ["MERGE_AUTOSTASH naming a hidden stash", `${HIDDEN} && I=$(echo index | git commit-tree HEAD^{tree} -p HEAD) && W=$(echo WIP | git commit-tree $T -p HEAD -p $I) && git rev-parse HEAD > .git/MERGE_HEAD && echo $W > .git/MERGE_AUTOSTASH && echo "Merge branch 'deps'" > .git/MERGE_MSG && : > .git/MERGE_MODE`, /changes \.git\/MERGE_AUTOSTASH, which names a stash git applies/],
+    ["info/sparse-checkout", "printf '/src/\\n' > .git/info/sparse-checkout", /changes \.git\/info\/sparse-checkout, which decides which files a later git checkout writes/],
+    ["a recorded rerere resolution", "mkdir -p .git/rr-cache/abc && echo evil > .git/rr-cache/abc/postimage", /changes \.git\/rr-cache\/abc\/postimage, a recorded conflict resolution/],
+    ["a legacy branches/ remote", "mkdir -p .git/branches && echo /tmp/evil > .git/branches/origin", /changes \.git\/branches\/origin, which names where a later git fetch/],
+    ["a name nobody knows", "echo x > .git/SOMETHING_NEW", /changes \.git\/SOMETHING_NEW, a file of git's directory that ordinary git work does not write/],
+    ["a nested repository's grafts", "mkdir sub && cd sub && git init -q && mkdir -p .git/info && echo x > .git/info/grafts", /changes sub\/\.git\/info\/grafts/],
+  ])("%s", async (_name, command, want) => {
+    await expectHeld(command, [want]);
+  });
+
+  it.each([
+    ["stash, then stash pop", "echo 'export const a = 3;' > src/a.ts && git stash -q && git stash pop -q"],
+    ["stash with a conflicting pop (AUTO_MERGE names a tree)", "echo 'export const a = 3;' > src/a.ts && git stash -q && echo 'export const a = 4;' > src/a.ts && git commit -qam four && (git stash pop -q || true)"],
+    ["a clean merge", "git checkout -q -b side && echo s > src/s.ts && git add src/s.ts && git commit -qm s && git checkout -q main && git merge -q --no-edit side"],
+    ["a conflicted merge, then resolved and committed", "git checkout -q -b side && echo 'export const a = 5;' > src/a.ts && git commit -qam five && git checkout -q main && echo 'export const a = 6;' > src/a.ts && git commit -qam six && (git merge -q side || true) && echo 'export const a = 7;' > src/a.ts && git add src/a.ts && git commit -q --no-edit"],
+    ["a conflicted merge, then aborted", "git checkout -q -b side && echo 'export const a = 5;' > src/a.ts && git commit -qam five && git checkout -q main && echo 'export const a = 6;' > src/a.ts && git commit -qam six && (git merge -q side || true) && git merge --abort"],
+    ["fetch from a local path", "git clone -q . /tmp/fetch-src-$$ && git fetch -q /tmp/fetch-src-$$ main && rm -rf /tmp/fetch-src-$$"],
+    ["an annotated tag, a branch deleted", "git branch gone && git branch -q -d gone && git tag -a v2 -m v2"],
+    ["revert and cherry-pick", "git checkout -q -b side && echo s > src/s.ts && git add src/s.ts && git commit -qm s && git checkout -q main && git cherry-pick side >/dev/null && git revert --no-edit HEAD >/dev/null"],
+    ["gc after all that", "git checkout -q -b side && git commit -q --allow-empty -m e && git checkout -q main && git gc -q"],
+  ])("%s applies at once under balanced", async (_name, command) => {
+    await expectApplied(command, { preset: "balanced" });
+  });
+});
+
 describe("ordinary git work applies at once", () => {
   it.each(["balanced", "autonomous", undefined] as const)("git add src/a.ts && git commit of an ordinary file (%s)", async (preset) => {
     fs.writeFileSync(path.join(ws.root, "src", "a.ts"), "export const a = 2;\n");
