@@ -340,6 +340,8 @@ describe("a file of git's directory that ordinary git work does not write is hel
     ["an annotated tag, a branch deleted", "git branch gone && git branch -q -d gone && git tag -a v2 -m v2"],
     ["revert and cherry-pick", "git checkout -q -b side && echo s > src/s.ts && git add src/s.ts && git commit -qm s && git checkout -q main && git cherry-pick side >/dev/null && git revert --no-edit HEAD >/dev/null"],
     ["gc after all that", "git checkout -q -b side && git commit -q --allow-empty -m e && git checkout -q main && git gc -q"],
+    ["a note and a reset", "git notes add -m note HEAD && git reset -q --soft HEAD"],
+    ["pull from a local path", "git clone -q . /tmp/pull-src-$$ && git -C /tmp/pull-src-$$ -c user.name=d -c user.email=d@e commit -q --allow-empty -m up && git pull -q --no-rebase /tmp/pull-src-$$ main && rm -rf /tmp/pull-src-$$"],
   ])("%s applies at once under balanced", async (_name, command) => {
     await expectApplied(command, { preset: "balanced" });
   });
