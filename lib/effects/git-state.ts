@@ -190,6 +190,34 @@ interface RepoChanges {
 const REF_MARKERS = new Set(["index", "HEAD", "refs", "packed-refs", "logs", "objects", "config", "info", "hooks"]);
 const PSEUDO_REF = /^(?:HEAD|[A-Z_]+_HEAD|AUTO_MERGE)$/;
 
+/**
+ * Files of a repository directory that ordinary agent git work writes (commit, add, stash,
+ * checkout -b, merge clean or conflicted, gc, fetch, tag, branch -d, reset, revert, cherry-pick),
+ * by path inside it. Each is either reviewed here by content (the index, refs, packed-refs,
+ * pseudo-refs, reflogs, the object store), judged by lib/effects/git-danger.ts (config, hooks,
+ * attributes, rebase and sequencer plans, worktree and module pointers), or read by git as text
+ * only (messages, the description, ignore rules, lock files, gc's log).
+ */
+const ORDINARY_GIT_FILE = [
+  /^index$/,
+  /^objects\//,
+  /^(?:refs\/.+|packed-refs|logs\/.+)$/,
+  /^(?:COMMIT_EDITMSG|MERGE_MSG|MERGE_MODE|SQUASH_MSG|TAG_EDITMSG|NOTES_EDITMSG|EDIT_DESCRIPTION|description|gc\.log|gc\.pid|info\/refs|info\/exclude)$/,
+  /\.lock$/,
+  /^(?:config|config\.worktree|commondir|gitdir|locked|hooks\/.+|info\/attributes|(?:rebase-merge|rebase-apply|sequencer)\/.+)$/,
+];
+
+/** Why a file git reads but ordinary work does not write holds, in words, by its path inside the repository directory. */
+function unusualGitFile(inner: string): string {
+  if (inner === "info/grafts" || inner === "shallow") return "which git reads to decide the parents of commits: what a later git checkout, revert, reset or rebase writes";
+  if (/^BISECT_/.test(inner)) return "which git bisect reads (git bisect reset and the next bisect step check out the commits it names)";
+  if (/AUTOSTASH$/.test(inner) || /(?:^|\/)autostash$/.test(inner)) return "which names a stash git applies to the working tree when the operation ends (git commit, git merge --abort)";
+  if (inner === "info/sparse-checkout" || inner === "info/sparse-checkout.cone") return "which decides which files a later git checkout writes or leaves out";
+  if (inner.startsWith("rr-cache/")) return "a recorded conflict resolution git rerere writes into files when the conflict comes back";
+  if (inner.startsWith("branches/") || inner.startsWith("remotes/")) return "which names where a later git fetch or pull takes commits from";
+  return "a file of git's directory that ordinary git work does not write; git may read it to decide what a later command writes";
+}
+
 /** The repository directory and inner path of a path inside a `.git` directory, or null. */
 function locate(rel: string): { dir: string; worktree: string | null; objects: string; inner: string } | null {
   const parts = rel.split("/");
@@ -219,9 +247,42 @@ export function touchesGitDir(entries: readonly ChangeEntry[]): boolean {
   return entries.some((e) => e.path === ".git" || e.path.startsWith(".git/") || e.path.includes("/.git/"));
 }
 
+/** Characters HFS+ ignores in a name (git's is_hfs_dotgit): `.g\u200cit` is `.git` there. */
+const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
+
+/** Whether one path component names a `.git` directory in any spelling a file system could take for it. */
+function isDotGit(c: string): boolean {
+  const plain = c.replace(HFS_IGNORED, "").toLowerCase();
+  // NTFS drops trailing dots and spaces, and knows `.git` by its short name `git~1`.
+  return plain === ".git" || plain.replace(/[. ]+$/, "") === ".git" || /^git~\d+$/.test(plain);
+}
+
 /** Whether a path names a `.git` directory in any case (git refuses to check such a path out, but the index may hold it). */
 function namesGitDir(p: string): boolean {
-  return p.split("/").some((c) => c.toLowerCase() === ".git" || /^git~\d+$/i.test(c));
+  return p.split("/").some(isDotGit);
+}
+
+/**
+ * Why git's own path check (verify_path) would refuse an index or tree path, or null when it is a
+ * plain relative path. git never writes such an entry, yet reads one from a hand-written index and
+ * `git checkout -- .` writes through it: `../x` lands outside the work tree, `src/../package.json`
+ * on package.json. Refused: an empty path, a leading or trailing `/` (but a sparse directory entry,
+ * mode 040000, ends in `/`), an empty, `.` or `..` component, `.git` in any case or file-system
+ * spelling, a backslash (a separator on Windows), a NUL or another control character.
+ */
+export function badGitPath(p: string, mode?: number): string | null {
+  if (p === "") return "an empty path";
+  if (p.startsWith("/")) return "an absolute path";
+  const body = mode === 40000 && p.endsWith("/") ? p.slice(0, -1) : p;
+  if (body.endsWith("/")) return "a path ending in /";
+  if (/[\\]/.test(body)) return "a backslash (a directory separator on Windows)";
+  if (/[\u0000-\u001f\u007f]/.test(body)) return "a control character";
+  for (const c of body.split("/")) {
+    if (c === "") return "an empty component (//)";
+    if (c === "." || c === "..") return `a "${c}" component (it leaves its directory${c === ".." ? ", possibly the workspace" : ""})`;
+    if (isDotGit(c)) return `a component that names git's own directory (${JSON.stringify(c)})`;
+  }
+  return null;
 }
 
 /**
@@ -252,6 +313,13 @@ export async function reviewGitState(input: { root: string; upper: string; entri
     }
     if (/^sharedindex\./.test(loc.inner) && e.after) {
       review.holdReasons.push(`writes ${e.path}, part of a split index the gateway cannot review (what it stages is not shown)`);
+      continue;
+    }
+    // An allow-list, not a list of the files known to be dangerous: git takes commits and content
+    // to write from more files than refs (grafts, shallow, BISECT_START, MERGE_AUTOSTASH, …).
+    if (e.after?.type === "file" && !PSEUDO_REF.test(loc.inner) && !ORDINARY_GIT_FILE.some((re) => re.test(loc.inner))) {
+      review.lines.push(`changes ${e.path}`);
+      review.holdReasons.push(`changes ${e.path}, ${unusualGitFile(loc.inner)}`);
       continue;
     }
     // An index, ref or reflog larger than any real one is not read into memory: it waits for a reviewer.
@@ -419,6 +487,17 @@ class Review {
     for (const [key, a] of after.entries) {
       const b = prior.get(key);
       const ws = this.wsPath(repo.worktree, a.path);
+      const same = b !== undefined && b.oid === a.oid && b.mode === a.mode && b.intentToAdd === a.intentToAdd && b.skipWorktree === a.skipWorktree && b.assumeUnchanged === a.assumeUnchanged;
+      const bad = same ? null : badGitPath(a.path, a.mode);
+      if (bad !== null) {
+        // Judged before anything else: the working tree cannot be compared at a path git would write elsewhere.
+        changed = true;
+        const shown = JSON.stringify(ws);
+        this.out.lines.push(`stages ${shown} in ${label}, a path git's own check refuses (${bad})`);
+        this.hold(`stages ${shown} in git's index: ${bad}; git never writes such an entry, yet a later git checkout -- . writes it wherever the path leads`);
+        this.diffs.push({ repo, title: `git index (${label}): ${shown}, staged`, path: ws, before: null, after: a.mode === 160000 ? null : a.oid });
+        continue;
+      }
       if (a.skipWorktree !== (b?.skipWorktree ?? false) || a.assumeUnchanged !== (b?.assumeUnchanged ?? false)) {
         for (const [flag, on, was, words] of [
           ["skip-worktree", a.skipWorktree, b?.skipWorktree ?? false, "git will not show its changes, nor let checkout touch it"],
@@ -432,27 +511,31 @@ class Review {
           } else this.out.lines.push(`clears ${flag} on ${ws}`);
         }
       }
-      if (a.intentToAdd !== (b?.intentToAdd ?? false)) {
-        changed = true;
-        if (a.intentToAdd) quiet.push(`marks ${ws} intent-to-add`);
-      }
-      if (b && b.oid === a.oid && b.mode === a.mode) continue;
+      // An intent-to-add entry still names a blob, and `git checkout -- f` writes it; clearing the
+      // flag stages that blob. So a flag change is compared with the working tree like new content,
+      // and only the empty blob `git add -N` records stages nothing.
+      const itaChanged = a.intentToAdd !== (b?.intentToAdd ?? false);
+      if (itaChanged) changed = true;
+      if (b && b.oid === a.oid && b.mode === a.mode && !itaChanged) continue;
       changed = true;
       if (a.mode === 160000) {
         this.out.lines.push(`points submodule ${ws} at commit ${a.oid.slice(0, 12)} in the index`);
         continue;
       }
-      if (a.intentToAdd) continue;
+      if (a.intentToAdd && a.oid === blobId(Buffer.alloc(0), this.oidBytes)) {
+        quiet.push(`marks ${ws} intent-to-add`);
+        continue;
+      }
       const wt = repo.worktree === null ? null : await this.worktreeBlob(ws);
       const sameAsWorktree = wt !== null && wt.oid === a.oid && wt.link === (a.mode === 120000);
-      const stageWords = a.stage === 0 ? "" : ` as conflict stage ${a.stage}`;
+      const stageWords = (a.stage === 0 ? "" : ` as conflict stage ${a.stage}`) + (a.intentToAdd ? " (marked intent-to-add)" : "");
       if (sameAsWorktree) {
         quiet.push(`stages ${ws}`);
         continue;
       }
       const what = repo.worktree === null ? "content the gateway cannot compare with its work tree" : wt === null ? "content for a file the working tree does not have" : "content different from the working tree";
       this.out.lines.push(`stages ${ws}${stageWords} with ${what} (shown below)`);
-      if (this.risky(repo.worktree, a.path)) {
+      if (this.risky(repo.worktree, path.posix.normalize(a.path))) {
         this.hold(`stages ${ws}${stageWords} in git's index with ${what}: a later git checkout, stash or reset writes it (runs later or sensitive)`);
       }
       this.diffs.push({ repo, title: `git index (${label}): ${ws}${stageWords}, working tree → staged`, path: ws, before: wt?.bytes ?? null, after: a.oid });
@@ -513,7 +596,9 @@ class Review {
           changed = true;
           const ws = this.wsPath(repo.worktree, r.path);
           this.out.lines.push(`records resolve-undo content for ${ws} in ${label}`);
-          if (this.risky(repo.worktree, r.path)) this.hold(`records resolve-undo content for ${ws} in git's index (git checkout -m writes it back)`);
+          const bad = badGitPath(r.path);
+          if (bad) this.hold(`records resolve-undo content for ${JSON.stringify(ws)} in git's index: ${bad} (git checkout -m writes it wherever the path leads)`);
+          else if (this.risky(repo.worktree, r.path)) this.hold(`records resolve-undo content for ${ws} in git's index (git checkout -m writes it back)`);
         }
       }
     }
@@ -593,7 +678,8 @@ class Review {
       if (type === "commit") return;
       const name = tips.get(oid)!;
       this.out.lines.push(`${name} names a ${type} (${oid.slice(0, 12)}), not a commit`);
-      if (type !== "missing") this.hold(`points ${name} at a ${type}, not a commit (git checkout ${name} -- <path> writes from it; not shown)`);
+      // AUTO_MERGE names the tree of a conflicted merge (`git diff AUTO_MERGE` shows it); no command writes from it unasked.
+      if (type !== "missing" && !(name === "AUTO_MERGE" && type === "tree")) this.hold(`points ${name} at a ${type}, not a commit (git checkout ${name} -- <path> writes from it; not shown)`);
     });
     if (commits.length > MAX_COMMITS) {
       commits.length = MAX_COMMITS;
@@ -617,7 +703,9 @@ class Review {
         if (ch.newMode === 160000) continue;
         const what = repo.worktree === null ? "content the gateway cannot compare with its work tree" : "content different from the working tree";
         this.out.lines.push(`commit ${c.oid.slice(0, 12)} (${JSON.stringify(subject.slice(0, 80))}) holds ${ws} with ${what} (shown below)`);
-        if (this.risky(repo.worktree, ch.path)) {
+        const bad = badGitPath(ch.path);
+        if (bad) this.hold(`commits ${JSON.stringify(ws)} (commit ${c.oid.slice(0, 12)}): ${bad}; git refuses such a tree path on checkout, a crafted tree is not ordinary work`);
+        else if (this.risky(repo.worktree, ch.path)) {
           this.hold(`commits ${ws} (commit ${c.oid.slice(0, 12)} ${JSON.stringify(subject.slice(0, 60))}) with ${what}: a later git checkout, reset or merge writes it (runs later or sensitive)`);
         }
         this.diffs.push({ repo, title: `git commit ${c.oid.slice(0, 12)} ${JSON.stringify(subject.slice(0, 80))}: ${ws}, working tree → committed`, path: ws, before: wt?.bytes ?? null, after: ch.newOid });

@@ -5,7 +5,8 @@ import path from "node:path";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { useFreshDatabase } from "@/tests/helpers/test-db";
 import { db } from "@/lib/db";
-import { blobId, parseIndex, parseLogRaw } from "@/lib/effects/git-state";
+import { badGitPath, blobId, parseIndex, parseLogRaw } from "@/lib/effects/git-state";
+import crypto from "node:crypto";
 import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import type { PresetName } from "@/lib/policy/presets";
 import type { Workspace } from "@/lib/tools/define-tool";
@@ -202,6 +203,147 @@ describe("git's object store, index extensions and indirections are checked", ()
     expect(fx.changes?.files.some((f) => f.path === ".git/objects/info/commit-graph")).toBe(true);
     expect(git("status", "--porcelain")).toBe("");
     expect(git("fsck", "--no-progress")).toBe("");
+  });
+});
+
+/** One entry for `writeIndex`: git's index fields that matter here (stat data left zero). */
+type RawEntry = { path: string; mode?: number; oid: string; stage?: number; intentToAdd?: boolean };
+
+/**
+ * Writes a git index (version 3 when an entry has the intent-to-add flag, else 2; SHA-1; no
+ * extensions) holding exactly `entries`, sorted as git sorts them: what a script that writes the
+ * index by hand produces, with paths git itself would never record.
+ */
+function writeIndex(entries: RawEntry[]): Buffer {
+  const sorted = [...entries].sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)) || (a.stage ?? 0) - (b.stage ?? 0));
+  const version = sorted.some((e) => e.intentToAdd) ? 3 : 2;
+  const head = Buffer.alloc(12);
+  head.write("DIRC", 0, "latin1");
+  head.writeUInt32BE(version, 4);
+  head.writeUInt32BE(sorted.length, 8);
+  const parts = [head];
+  for (const e of sorted) {
+    const name = Buffer.from(e.path);
+    const ext = e.intentToAdd ? 2 : 0;
+    const fixed = Buffer.alloc(62 + ext);
+    fixed.writeUInt32BE(e.mode ?? 0o100644, 24);
+    Buffer.from(e.oid, "hex").copy(fixed, 40);
+    fixed.writeUInt16BE((e.intentToAdd ? 0x4000 : 0) | ((e.stage ?? 0) << 12) | Math.min(name.length, 0xfff), 60);
+    if (e.intentToAdd) fixed.writeUInt16BE(0x2000, 62);
+    const len = fixed.length + name.length;
+    parts.push(fixed, name, Buffer.alloc(((len + 8) & ~7) - len));
+  }
+  const body = Buffer.concat(parts);
+  return Buffer.concat([body, crypto.createHash("sha1").update(body).digest()]);
+}
+
+/** The index's current entries, as `writeIndex` takes them. */
+function currentEntries(): RawEntry[] {
+  return git("ls-files", "-s").split("\n").map((l) => {
+    const [meta, p] = l.split("\t");
+    const [mode, oid, stage] = meta.split(" ");
+    return { path: p, mode: Number.parseInt(mode, 8), oid, stage: Number(stage) };
+  });
+}
+
+/** Writes `buf` beside the workspace's files (untracked, outside .git) for a command to copy over .git/index. */
+function plantIndex(buf: Buffer): string {
+  fs.mkdirSync(path.join(ws.root, "tools"), { recursive: true });
+  fs.writeFileSync(path.join(ws.root, "tools", "idx"), buf);
+  return "cp tools/idx .git/index";
+}
+
+describe("index paths git's own check refuses are held, whatever the working tree holds", () => {
+  const evilBlob = () => execFileSync("git", ["hash-object", "-w", "--stdin"], { cwd: ws.root, env: GIT_ENV, input: EVIL, encoding: "utf8" }).trim();
+  it.each([
+    ["../x (outside the workspace)", "../x", /"\.\." component/],
+    ["../../x", "../../x", /"\.\." component/],
+    ["../../../root/.bashrc", "../../../root/.bashrc", /"\.\." component/],
+    ["src/../package.json (package.json by another spelling)", "src/../package.json", /"\.\." component/],
+    ["./Makefile", "./Makefile", /"\." component/],
+    ["a//b", "a//b", /empty component/],
+    [".GIT/hooks/x", ".GIT/hooks/x", /names git's own directory/],
+    [".Git/config", ".Git/config", /names git's own directory/],
+    ["sub/.git/hooks/pre-commit", "sub/.git/hooks/pre-commit", /names git's own directory/],
+    ["/etc/x (leading /)", "/etc/x", /absolute path/],
+    ["a/ (trailing /)", "a/", /ending in \//],
+    ["src\\..\\package.json (backslashes)", "src\\..\\package.json", /backslash/],
+    [".git. (NTFS spelling)", ".git./hooks/x", /names git's own directory/],
+    ["git~1 (NTFS short name)", "GIT~1/hooks/x", /names git's own directory/],
+    [".g\u200cit (HFS spelling)", ".g\u200cit/hooks/x", /names git's own directory/],
+  ])("%s", async (_name, bad, want) => {
+    const oid = evilBlob();
+    const cmd = plantIndex(writeIndex([...currentEntries(), { path: bad, oid }]));
+    const s = await expectHeld(cmd, [want, /a later git checkout -- \. writes it wherever the path leads/]);
+    expect(s.hold_reasons.join("\n")).toContain(JSON.stringify(bad));
+  });
+
+  it("an entry renamed in place (src/a.ts → src/../package.json) is held, not judged by its spelling", async () => {
+    const oid = evilBlob();
+    const entries = currentEntries().map((e) => (e.path === "src/a.ts" ? { ...e, path: "src/../package.json", oid } : e));
+    await expectHeld(plantIndex(writeIndex(entries)), [/stages "src\/\.\.\/package\.json" in git's index: a "\.\." component/]);
+  });
+
+  it("the path check refuses what verify_path refuses and nothing ordinary", () => {
+    for (const ok of ["a", "src/a.ts", ".github/workflows/ci.yml", ".gitignore", ".gitmodules", "a.git/x", "git~x", "..a/b", "a../b", "dir/.../x", "名前/ファイル"]) expect(badGitPath(ok), ok).toBeNull();
+    expect(badGitPath("dir/", 40000)).toBeNull();
+    for (const bad of ["", "..", ".", "a/..", "a/./b", "/a", "a/", "a//b", ".git", ".GiT/x", "x/.git", ".git /x", "a\\b", "a\u0000b", ".\ufeffgit/x"]) expect(badGitPath(bad), JSON.stringify(bad)).not.toBeNull();
+  });
+});
+
+describe("an intent-to-add entry is compared like any other", () => {
+  const evilBlob = () => execFileSync("git", ["hash-object", "-w", "--stdin"], { cwd: ws.root, env: GIT_ENV, input: EVIL, encoding: "utf8" }).trim();
+  it("step 1: package.json's entry set to other content and marked intent-to-add is held", async () => {
+    const oid = evilBlob();
+    const entries = currentEntries().map((e) => (e.path === "package.json" ? { ...e, oid, intentToAdd: true } : e));
+    await expectHeld(plantIndex(writeIndex(entries)), [/stages package\.json \(marked intent-to-add\) in git's index with content different from the working tree/]);
+  });
+
+  it("step 2: clearing the flag alone (same blob id) stages the content and is held", async () => {
+    const oid = evilBlob();
+    // The state step 1 would have left, as if it had been applied.
+    fs.writeFileSync(path.join(ws.root, ".git", "index"), writeIndex(currentEntries().map((e) => (e.path === "package.json" ? { ...e, oid, intentToAdd: true } : e))));
+    await expectHeld(plantIndex(writeIndex(currentEntries().map((e) => (e.path === "package.json" ? { ...e, oid } : e)))), [/stages package\.json in git's index with content different from the working tree/]);
+  });
+
+  it("git add -N of a new ordinary file, then git add of it, apply at once", async () => {
+    const fx = await expectApplied("echo y > src/c.ts && git add -N src/c.ts");
+    expect(fx.changes?.git?.join("\n")).toMatch(/marks src\/c\.ts intent-to-add/);
+    await expectApplied("git add src/c.ts");
+  });
+});
+
+describe("a file of git's directory that ordinary git work does not write is held (an allow-list)", () => {
+  /** A commit whose tree has the agent's package.json, reachable from no ref: `$C` in a command. */
+  const HIDDEN = `${BLOB} && T=$(git ls-tree HEAD | sed "s/$(git rev-parse HEAD:package.json)\tpackage.json/$B\tpackage.json/" | git mktree) && C=$(echo tidy | git commit-tree $T -p HEAD)`;
+  it.each([
+    ["info/grafts naming a hidden commit as HEAD's parent", `${HIDDEN} && echo "$(git rev-parse HEAD) $C" > .git/info/grafts`, /changes \.git\/info\/grafts, which git reads to decide the parents of commits/],
+    ["shallow", `${HIDDEN} && echo $C > .git/shallow`, /changes \.git\/shallow, which git reads to decide the parents of commits/],
+    ["BISECT_START naming a hidden commit", `${HIDDEN} && echo $C > .git/BISECT_START && : > .git/BISECT_LOG`, /changes \.git\/BISECT_START, which git bisect reads/],
+    ["MERGE_AUTOSTASH naming a hidden stash", `${HIDDEN} && I=$(echo index | git commit-tree HEAD^{tree} -p HEAD) && W=$(echo WIP | git commit-tree $T -p HEAD -p $I) && git rev-parse HEAD > .git/MERGE_HEAD && echo $W > .git/MERGE_AUTOSTASH && echo "Merge branch 'deps'" > .git/MERGE_MSG && : > .git/MERGE_MODE`, /changes \.git\/MERGE_AUTOSTASH, which names a stash git applies/],
+    ["info/sparse-checkout", "printf '/src/\\n' > .git/info/sparse-checkout", /changes \.git\/info\/sparse-checkout, which decides which files a later git checkout writes/],
+    ["a recorded rerere resolution", "mkdir -p .git/rr-cache/abc && echo evil > .git/rr-cache/abc/postimage", /changes \.git\/rr-cache\/abc\/postimage, a recorded conflict resolution/],
+    ["a legacy branches/ remote", "mkdir -p .git/branches && echo /tmp/evil > .git/branches/origin", /changes \.git\/branches\/origin, which names where a later git fetch/],
+    ["a name nobody knows", "echo x > .git/SOMETHING_NEW", /changes \.git\/SOMETHING_NEW, a file of git's directory that ordinary git work does not write/],
+    ["a nested repository's grafts", "mkdir sub && cd sub && git init -q && mkdir -p .git/info && echo x > .git/info/grafts", /changes sub\/\.git\/info\/grafts/],
+  ])("%s", async (_name, command, want) => {
+    await expectHeld(command, [want]);
+  });
+
+  it.each([
+    ["stash, then stash pop", "echo 'export const a = 3;' > src/a.ts && git stash -q && git stash pop -q"],
+    ["stash with a conflicting pop (AUTO_MERGE names a tree)", "echo 'export const a = 3;' > src/a.ts && git stash -q && echo 'export const a = 4;' > src/a.ts && git commit -qam four && (git stash pop -q || true)"],
+    ["a clean merge", "git checkout -q -b side && echo s > src/s.ts && git add src/s.ts && git commit -qm s && git checkout -q main && git merge -q --no-edit side"],
+    ["a conflicted merge, then resolved and committed", "git checkout -q -b side && echo 'export const a = 5;' > src/a.ts && git commit -qam five && git checkout -q main && echo 'export const a = 6;' > src/a.ts && git commit -qam six && (git merge -q side || true) && echo 'export const a = 7;' > src/a.ts && git add src/a.ts && git commit -q --no-edit"],
+    ["a conflicted merge, then aborted", "git checkout -q -b side && echo 'export const a = 5;' > src/a.ts && git commit -qam five && git checkout -q main && echo 'export const a = 6;' > src/a.ts && git commit -qam six && (git merge -q side || true) && git merge --abort"],
+    ["fetch from a local path", "git clone -q . /tmp/fetch-src-$$ && git fetch -q /tmp/fetch-src-$$ main && rm -rf /tmp/fetch-src-$$"],
+    ["an annotated tag, a branch deleted", "git branch gone && git branch -q -d gone && git tag -a v2 -m v2"],
+    ["revert and cherry-pick", "git checkout -q -b side && echo s > src/s.ts && git add src/s.ts && git commit -qm s && git checkout -q main && git cherry-pick side >/dev/null && git revert --no-edit HEAD >/dev/null"],
+    ["gc after all that", "git checkout -q -b side && git commit -q --allow-empty -m e && git checkout -q main && git gc -q"],
+    ["a note and a reset", "git notes add -m note HEAD && git reset -q --soft HEAD"],
+    ["pull from a local path", "git clone -q . /tmp/pull-src-$$ && git -C /tmp/pull-src-$$ -c user.name=d -c user.email=d@e commit -q --allow-empty -m up && git pull -q --no-rebase /tmp/pull-src-$$ main && rm -rf /tmp/pull-src-$$"],
+  ])("%s applies at once under balanced", async (_name, command) => {
+    await expectApplied(command, { preset: "balanced" });
   });
 });
 
