@@ -741,7 +741,7 @@ class Review {
     const out = new Set<string>();
     const base = path.join(this.root, dir);
     for (const name of ["HEAD", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "packed-refs"]) {
-      const b = await fs.readFile(path.join(base, name)).catch(() => null);
+      const b = await fs.readFile(path.join(/*turbopackIgnore: true*/ base, name)).catch(() => null);
       if (b) for (const oid of allOids(b.toString("latin1"))) out.add(oid);
     }
     // Worktrees and submodule repositories keep their objects with the main repository; their refs are under it too.
