@@ -56,7 +56,9 @@ export function renderText(data) {
 /**
  * One line on how a command ended, printed to stderr after its output in `--format text`, e.g.
  * `[command] exit_code=2 timed_out=false limit=- signal=- duration_ms=14` (`-` for none), with
- * `truncated=true` when its output was cut.
+ * `truncated=true` when its output was cut, and `changes=<status>` for its file changes
+ * (`applied`, `held`, …); a held change set adds a second line saying nothing was applied yet,
+ * and why it waits.
  * @param {any} data run_command's data.
  * @returns {string}
  */
@@ -69,8 +71,12 @@ export function commandOutcomeLine(data) {
     `signal=${field(data.signal)}`,
     ...(data.duration_ms !== undefined ? [`duration_ms=${data.duration_ms}`] : []),
     ...(data.truncated === true ? ["truncated=true"] : []),
+    ...(data.changes && typeof data.changes.status === "string" ? [`changes=${data.changes.status}`] : []),
   ];
-  return `[command] ${parts.join(" ")}`;
+  const line = `[command] ${parts.join(" ")}`;
+  if (data.changes?.status !== "held") return line;
+  const reasons = Array.isArray(data.changes.hold_reasons) ? data.changes.hold_reasons.join("; ") : "";
+  return `${line}\n[changes] held for a reviewer, not applied to the workspace yet${reasons ? `: ${reasons}` : ""}`;
 }
 
 /** Signal numbers (Linux) for `128 + n`, the shell's convention for a process a signal ended. */

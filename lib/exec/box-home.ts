@@ -3,6 +3,7 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { getConfig } from "@/lib/config";
+import { execFileSync } from "node:child_process";
 import { MAX_CONFIG_BYTES, sanitizeGlobalConfig } from "@/lib/exec/git-config-sanitize";
 
 /**
@@ -78,7 +79,7 @@ export async function boxHome(home: string): Promise<BoxHome> {
   const scratch = await fsp.mkdtemp(path.join(root, "h-"));
   await fsp.chmod(scratch, 0o700);
   const persisted = path.join(home, ".gitconfig");
-  const seed = (await readGlobal(persisted)) ?? "";
+  const seed = withIdentity((await readGlobal(persisted)) ?? "");
   if (seed) await fsp.writeFile(path.join(scratch, ".gitconfig"), Buffer.from(seed, "latin1"), { mode: 0o644 });
   const args = ["--bind", scratch, home];
   for (const rel of HOME_PERSISTENT_DIRS) {
@@ -105,6 +106,50 @@ export async function boxHome(home: string): Promise<BoxHome> {
       await fsp.rm(scratch, { recursive: true, force: true }).catch(() => {});
     },
   };
+}
+
+/** Used when the person running the gateway has no git identity of their own. */
+export const FALLBACK_GIT_IDENTITY = { name: "Agent Reach agent", email: "agent@agent-reach.invalid" };
+
+const globalForIdentity = globalThis as unknown as { agentReachGitIdentity?: { name: string; email: string } };
+
+/**
+ * The git identity commits in the box are made with when the box's own `~/.gitconfig` names
+ * none: the identity of the person running the gateway (their global git configuration, read
+ * once with `git config --global --get`, which runs nothing), as their own commits outside the
+ * box have, else FALLBACK_GIT_IDENTITY. Without one, `git commit` in the box fails ("Author
+ * identity unknown"), and the repository's own config is read-only there.
+ */
+export function gitIdentity(): { name: string; email: string } {
+  if (globalForIdentity.agentReachGitIdentity) return globalForIdentity.agentReachGitIdentity;
+  const read = (key: string): string | null => {
+    try {
+      const value = execFileSync("git", ["config", "--global", "--get", key], { encoding: "utf8", timeout: 2000, stdio: ["ignore", "pipe", "ignore"] }).trim();
+      // One line of printable text: nothing that could break the config file it goes into.
+      return value && value.length <= 200 && !/[\x00-\x1f\x7f"\\]/.test(value) ? value : null;
+    } catch {
+      return null;
+    }
+  };
+  const name = read("user.name");
+  const email = read("user.email");
+  globalForIdentity.agentReachGitIdentity = name && email ? { name, email } : FALLBACK_GIT_IDENTITY;
+  return globalForIdentity.agentReachGitIdentity;
+}
+
+/** `config` with a [user] section naming `gitIdentity()` appended when it names no user.name or user.email. */
+function withIdentity(config: string): string {
+  const hasName = /^\s*name\s*=/im.test(userSections(config));
+  const hasEmail = /^\s*email\s*=/im.test(userSections(config));
+  if (hasName && hasEmail) return config;
+  const id = gitIdentity();
+  const lines = [...(hasName ? [] : [`\tname = ${id.name}`]), ...(hasEmail ? [] : [`\temail = ${id.email}`])];
+  return `${config}${config && !config.endsWith("\n") ? "\n" : ""}[user]\n${lines.join("\n")}\n`;
+}
+
+/** The bodies of a config's `[user]` sections. */
+function userSections(config: string): string {
+  return [...config.matchAll(/^\s*\[\s*user\s*\]([^[]*)/gim)].map((m) => m[1]).join("\n");
 }
 
 /** A global git configuration file reduced to inert keys, or null when absent, not a plain file, or unreadable. */

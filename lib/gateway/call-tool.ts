@@ -349,7 +349,19 @@ export async function runCall(call: AllowedCall): Promise<Envelope> {
     }),
   );
   if (!moved) throw new Error(`call ${callId} left "received" unexpectedly`);
-  return executeCall({ callId, tool, args, workspace, notes, actor: "system", ruleOptions: verdict.options ?? null, ...(verdict.preset && { preset: verdict.preset }), allowedWithoutAsking: verdict.decision === "allow" });
+  return executeCall({ callId, tool, args, workspace, notes, actor: "system", ruleOptions: verdict.options ?? null, ...(verdict.preset && { preset: verdict.preset }), allowedWithoutAsking: allowedAsReadOnly(verdict) });
+}
+
+/**
+ * Whether the policy allowed a command only because the default rules know each of its simple
+ * commands as read-only (`default:sh-*`): such a command is not expected to change files, so under
+ * `strict` a change it makes is held. A command an operator rule or a reviewer's grant allows is
+ * allowed with whatever it changes, as that rule says.
+ */
+function allowedAsReadOnly(verdict: PolicyVerdict): boolean {
+  if (verdict.decision !== "allow") return false;
+  const parts = verdict.parts ?? [];
+  return parts.length > 0 && parts.every((p) => p.rule?.source === "default" && p.rule.id.startsWith("default:sh-"));
 }
 
 /**

@@ -77,11 +77,13 @@ export function lockPath(dataDir: string, hostId: string): string {
 /**
  * Takes the lock of `hostId` in `dataDir` for this process, and releases it when the process exits.
  * @param address where this server listens (shown to a second server)
+ * @param shared for a lock on something other than the data directory (a SQLite file): what it
+ *   is and what to do, for the message
  * @returns a function that releases the lock now
  * @throws InstanceLockError when a live server holds it (the message names its pid, address and
  *   start date, and what to do)
  */
-export function acquireInstanceLock(dataDir: string, hostId: string, address: string): () => void {
+export function acquireInstanceLock(dataDir: string, hostId: string, address: string, shared?: { what: string; advice: string }): () => void {
   const file = lockPath(dataDir, hostId);
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const me: LockOwner = { pid: process.pid, startTicks: startTicks(process.pid), address, startedAt: new Date().toISOString() };
@@ -112,9 +114,11 @@ export function acquireInstanceLock(dataDir: string, hostId: string, address: st
     }
     if (owner && owner.pid !== process.pid && alive(owner)) {
       throw new InstanceLockError(
-        `Another Agent Reach server (pid ${owner.pid}, ${owner.address}, started ${owner.startedAt}) is using the data directory ${dataDir} ` +
-          `with host id "${hostId}". Two servers there would mark each other's running calls interrupted. Stop it first, ` +
-          `or give this one its own AGENT_REACH_DATA_DIR (or, for a second instance on PostgreSQL, its own AGENT_REACH_HOST_ID).`,
+        shared
+          ? `Another Agent Reach server (pid ${owner.pid}, ${owner.address}, started ${owner.startedAt}) is using ${shared.what}. ${shared.advice}`
+          : `Another Agent Reach server (pid ${owner.pid}, ${owner.address}, started ${owner.startedAt}) is using the data directory ${dataDir} ` +
+            `with host id "${hostId}". Two servers there would mark each other's running calls interrupted. Stop it first, ` +
+            `or give this one its own AGENT_REACH_DATA_DIR (or, for a second instance on PostgreSQL, its own AGENT_REACH_HOST_ID).`,
         owner,
       );
     }
@@ -122,4 +126,27 @@ export function acquireInstanceLock(dataDir: string, hostId: string, address: st
     fs.rmSync(file, { force: true });
   }
   throw new Error(`Could not take the server lock ${file}: it keeps reappearing.`);
+}
+
+/**
+ * The lock on a SQLite database file, whichever data directory or host id a server has: one file
+ * serves one server (several instances need PostgreSQL). Two spellings of the same file (a
+ * symlinked directory) take the same lock.
+ * @returns a function that releases the lock, or null when `databaseUrl` is not a SQLite file
+ * @throws InstanceLockError when a live server uses the file
+ */
+export function acquireDatabaseLock(databaseUrl: string, address: string): (() => void) | null {
+  if (!databaseUrl.startsWith("file:")) return null;
+  const file = path.resolve(databaseUrl.slice("file:".length));
+  let dir = path.dirname(file);
+  try {
+    dir = fs.realpathSync.native(/*turbopackIgnore: true*/ dir);
+  } catch {
+    // Not there yet: migration creates it; the spelling as given is the best there is.
+  }
+  const real = path.join(dir, path.basename(file));
+  return acquireInstanceLock(dir, `sqlite:${path.basename(file)}`, address, {
+    what: `the SQLite database ${real}`,
+    advice: "Two servers on one SQLite file would mark each other's running calls interrupted and run each other's approvals. Stop it first; for several instances, use PostgreSQL.",
+  });
 }

@@ -11,7 +11,7 @@ import { killAllRunningCommands } from "@/lib/exec/run-command";
 import { sweepTempsAtStart } from "@/lib/workspace/temp-sweep";
 import { recoverChangeSets } from "@/lib/effects/recover";
 import { currentWorkspace } from "@/lib/workspace/register-workspace";
-import { acquireInstanceLock } from "@/lib/runtime/instance-lock";
+import { acquireDatabaseLock, acquireInstanceLock } from "@/lib/runtime/instance-lock";
 
 const globalForStart = globalThis as unknown as { agentReachStarted?: boolean };
 
@@ -31,7 +31,9 @@ export async function startServer(): Promise<void> {
   globalForStart.agentReachStarted = true;
   const config = getConfig();
   // Before anything touches calls or temp files: a second server on this data directory refuses here.
-  acquireInstanceLock(config.dataDir, config.hostId, `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`);
+  const address = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`;
+  acquireInstanceLock(config.dataDir, config.hostId, address);
+  acquireDatabaseLock(config.databaseUrl, address);
   for (const key of ["AGENT_REACH_AGENT_TOKEN", "AGENT_REACH_REVIEWER_TOKEN", "AGENT_REACH_REVIEWER_PASSWORD"]) {
     const value = process.env[key];
     if (value) registerSecret(value);

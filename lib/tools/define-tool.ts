@@ -64,8 +64,10 @@ export interface ToolContext {
    */
   preset?: PresetName;
   /**
-   * True when the policy allowed the call without asking anyone (not an approval): under `strict`,
-   * run_command then holds a change set beyond git's stat cache (lib/effects/command-effects.ts).
+   * True when the policy allowed the call without asking anyone, and only because the default
+   * rules know each of its commands as read-only (not an approval, an operator rule or a grant):
+   * under `strict`, run_command then holds a change set beyond git's stat cache
+   * (lib/effects/command-effects.ts).
    */
   allowedWithoutAsking?: boolean;
   /**

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { gitIdentity } from "@/lib/exec/box-home";
 
 const base = fs.realpathSync(os.tmpdir());
 const dataDir = fs.mkdtempSync(path.join(base, "ar-sbxhome-data-"));
@@ -96,6 +97,12 @@ describe("git configuration planted in HOME does not run in a later command", ()
 });
 
 describe("what normal work needs persists", () => {
+  it("with no identity set in the box, a commit carries the gateway person's git identity (or the fallback)", async () => {
+    const id = gitIdentity();
+    const r = await run("git commit -q --allow-empty -m identity && git log -1 --format='%an <%ae>'", { capture: true });
+    expect(r.stdout, r.stderr).toBe(`${id.name} <${id.email}>\n`);
+  });
+
   it("git config --global user.name / user.email last, and a commit uses them", async () => {
     await run("git config --global user.email agent@example.test && git config --global user.name 'The Agent' && git config --global init.defaultBranch trunk");
     const r = await run("git config --global user.email; git config --global init.defaultBranch; git commit -q --allow-empty -m persisted && git log -1 --format=%an", { capture: true });

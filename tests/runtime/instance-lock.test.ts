@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { acquireInstanceLock, InstanceLockError, lockPath, type LockOwner } from "@/lib/runtime/instance-lock";
+import { acquireDatabaseLock, acquireInstanceLock, InstanceLockError, lockPath, type LockOwner } from "@/lib/runtime/instance-lock";
 
 /**
  * The data directory's server lock: a live server's lock refuses a second one (naming it), a lock
@@ -80,6 +80,25 @@ describe("instance lock", () => {
     const held = JSON.parse(fs.readFileSync(lockPath(dir, "h"), "utf8")) as LockOwner;
     expect(held).toMatchObject({ pid: process.pid, startTicks: ticksOf(process.pid) });
     release();
+  });
+
+  it("a SQLite file has one lock whatever the data directory, host id or spelling of its path", async () => {
+    const dir = dataDir();
+    fs.mkdirSync(path.join(dir, "real"));
+    fs.symlinkSync(path.join(dir, "real"), path.join(dir, "link"));
+    const other = spawn("sleep", ["30"], { stdio: "ignore" });
+    try {
+      await new Promise((r) => other.once("spawn", r));
+      plant(path.join(dir, "real"), "sqlite:agent-reach.db", { pid: other.pid!, startTicks: ticksOf(other.pid!), address: "http://127.0.0.1:4111" });
+      for (const url of [`file:${dir}/real/agent-reach.db`, `file:${dir}/link/agent-reach.db`, `file:${dir}/real/../link/agent-reach.db`]) {
+        expect(() => acquireDatabaseLock(url, "http://127.0.0.1:4222"), url).toThrow(/is using the SQLite database .*real\/agent-reach\.db.*PostgreSQL/);
+      }
+      // Another file in the same directory is another database.
+      releases.push(acquireDatabaseLock(`file:${dir}/real/other.db`, "http://127.0.0.1:4222")!);
+      expect(acquireDatabaseLock("postgresql://u@127.0.0.1/db", "http://127.0.0.1:4222")).toBeNull();
+    } finally {
+      other.kill("SIGKILL");
+    }
   });
 
   it("host ids with any character get distinct, safe file names", () => {
