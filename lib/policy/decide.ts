@@ -13,7 +13,8 @@ import type { Decision, PolicyInput, PolicyRuleData, PolicyVerdict } from "@/lib
  * - Rules apply when enabled and their `tool` is the call's tool or `"*"`; they are read in
  *   priority order (lower number first, ties by id).
  * - A rule with a `pathGlob` matches when one of the call's workspace-relative paths matches the
- *   picomatch glob (`dot: true`, so `.env*` and `.git/**` match dot files); a rule with neither
+ *   picomatch glob (`dot: true`, so `.env*` and `.git/**` match dot files; the globs of ask and
+ *   deny rules ignore letter case, allow rules' do not: rule-match.ts ruleGlobMatches); a rule with neither
  *   path nor command matches every call of its tool; a rule with a `command` pattern applies to
  *   run_command only (see command-policy.ts).
  * - Among the matching rules deny beats ask beats allow; the deciding rule is the first (by
