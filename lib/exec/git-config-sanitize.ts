@@ -108,7 +108,8 @@ export function stripUrlCredentials(value: string): string {
   // Userinfo with a password and no scheme (`user:password@proxy:3128`, which git takes as a
   // proxy URL): removed whole. `user@host` alone (an email address, an scp-like `git@host:o/r`)
   // names no secret and stays.
-  v = v.replace(/(^|[\s"'=,;<(])(?!mailto:)([^\s/@:"'=,;<(]*):([^\s/@]*)@(?=[^\s@])/gi, (_m, lead: string) => lead);
+  // (Bounded runs: a long value of delimiters cannot make this quadratic beyond 256 steps a start.)
+  if (v.includes("@")) v = v.replace(/(^|[\s"'=,;<(])(?!mailto:)([^\s/@:"'=,;<(]{0,256}):([^\s/@]{0,256})@(?=[^\s@])/gi, (_m, lead: string) => lead);
   return v.replace(TOKEN_PARAM, (_m, sep: string) => sep).replace(/[?&]$/, "");
 }
 
