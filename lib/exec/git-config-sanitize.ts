@@ -94,7 +94,7 @@ const CREDENTIAL_VALUE = /authorization\s*:|\bbearer\s+\S|\bbasic\s+[a-z0-9+/=]{
 export function stripUrlCredentials(value: string): string {
   let v = value;
   for (let i = 0; i < 16; i++) {
-    const next = v.replace(/([a-z][a-z0-9+.-]*):\/\/([^/?#@\s]*)@/gi, (_m, scheme: string, userinfo: string) => {
+    const next = v.replace(/(?<![a-z0-9+.-])([a-z][a-z0-9+.-]{0,31}):\/\/([^/?#@\s]*)@/gi, (_m, scheme: string, userinfo: string) => {
       if (/ssh/i.test(scheme)) {
         const user = userinfo.split(":")[0];
         return userinfo.includes(":") ? `${scheme}://${user}@` : `${scheme}://${userinfo}\u0000`;
