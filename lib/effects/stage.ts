@@ -9,7 +9,7 @@ import { reviewGitState } from "@/lib/effects/git-state";
 import type { FileChangeRow } from "@/lib/effects/journal";
 import type { ChangeEntry, ChangeKind } from "@/lib/effects/read-change-set";
 import { SENSITIVE_PATHS } from "@/lib/policy/default-rules";
-import { GLOB_OPTIONS } from "@/lib/policy/rule-match";
+import { GLOB_OPTIONS, GLOB_OPTIONS_NOCASE } from "@/lib/policy/rule-match";
 import { RUNS_LATER_GLOBS, RUNS_LATER_PATHS } from "@/lib/policy/presets";
 import type { BackupStore } from "@/lib/tools/define-tool";
 import { decodeForDisplay, profileText, sha256Hex } from "@/lib/workspace/text";
@@ -88,7 +88,8 @@ const BULKY_DIRS = new Set(["node_modules", ".next", "__pycache__", ".venv", ".p
  */
 const HOLD_SENSITIVE = SENSITIVE_PATHS.filter(([id]) => id !== "git-dir" && id !== "git-dir-nested").map(([, glob]) => glob);
 
-const sensitiveMatcher = picomatch(HOLD_SENSITIVE, GLOB_OPTIONS);
+// Secrets match ignoring letter case, as the policy's ask rules do (lib/policy/rule-match.ts ruleGlobMatches).
+const sensitiveMatcher = picomatch(HOLD_SENSITIVE, GLOB_OPTIONS_NOCASE);
 const runsLaterMatcher = picomatch([...RUNS_LATER_GLOBS], GLOB_OPTIONS);
 const installedProgramsMatcher = picomatch(RUNS_LATER_PATHS.filter(([id]) => id === "installed-programs").map(([, glob]) => glob), GLOB_OPTIONS);
 

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { getConfig } from "@/lib/config";
-import { MAX_CONFIG_BYTES, sanitizeRepositoryConfig } from "@/lib/exec/git-config-sanitize";
+import { MAX_CONFIG_BYTES, MAX_LEGACY_REMOTE_BYTES, sanitizeLegacyRemote, sanitizeRepositoryConfig } from "@/lib/exec/git-config-sanitize";
 import { isInside } from "@/lib/workspace/fence";
 
 /**
@@ -16,6 +16,8 @@ import { isInside } from "@/lib/workspace/fence";
  * or `git config --list` then show remotes without tokens and no `http.extraHeader` or credential
  * helper, and git works as before. A file the sanitizer cannot rewrite safely is masked whole (an
  * empty file: git sees no configuration there). Files that need no change are left as they are.
+ * The legacy remote files git still reads (`.git/remotes/<name>`, `.git/branches/<name>`, which
+ * can hold `URL: https://user:token@host/…`) are shown the same way, without credentials.
  *
  * Cost per command: one `realpath`, `lstat` and read per configuration file, and a hash; git
  * parses a file only when its content is new (results are cached by content).
@@ -39,6 +41,7 @@ const INCLUDE_DEPTH = 5;
  */
 export async function gitConfigArgs(ws: string, gitDirs: readonly string[], hidden: readonly string[]): Promise<string[]> {
   const queue: Array<{ file: string; depth: number }> = [];
+  const legacy: string[] = [];
   for (const rel of gitDirs) {
     const gitDir = resolveGitDir(path.join(ws, rel));
     if (!gitDir) continue;
@@ -48,10 +51,22 @@ export async function gitConfigArgs(ws: string, gitDirs: readonly string[], hidd
     for (const file of [...own, ...worktreeConfigs(gitDir), ...moduleConfigs(path.join(gitDir, "modules"), 0)]) {
       queue.push({ file, depth: 0 });
     }
+    for (const dir of ["remotes", "branches"]) legacy.push(...readdirOrEmpty(path.join(gitDir, dir)).map((n) => path.join(gitDir, dir, n)));
   }
   const args: string[] = [];
   const done = new Set<string>();
   let handled = 0;
+  for (const file of legacy) {
+    if (handled >= MAX_FILES) break;
+    const real = inWorkspaceFile(ws, file, hidden, done);
+    if (!real) continue;
+    handled++;
+    const size = fs.lstatSync(/*turbopackIgnore: true*/ real, { throwIfNoEntry: false })?.size ?? 0;
+    const bytes = size > MAX_LEGACY_REMOTE_BYTES ? null : await fsp.readFile(/*turbopackIgnore: true*/ real).catch(() => null);
+    const clean = bytes === null ? null : sanitizeLegacyRemote(bytes);
+    if (clean === null) args.push("--ro-bind", await storedCopy(""), real);
+    else if (clean.changed) args.push("--ro-bind", await storedCopy(clean.text), real);
+  }
   while (queue.length > 0 && handled < MAX_FILES) {
     const { file, depth } = queue.shift()!;
     let real: string;
@@ -83,6 +98,22 @@ export async function gitConfigArgs(ws: string, gitDirs: readonly string[], hidd
     }
   }
   return args;
+}
+
+/**
+ * The canonical path of `file` when it is a regular file inside the workspace, not in a hidden
+ * gateway path and not handled yet (it is then marked handled); else null.
+ */
+function inWorkspaceFile(ws: string, file: string, hidden: readonly string[], done: Set<string>): string | null {
+  let real: string;
+  try {
+    real = fs.realpathSync(/*turbopackIgnore: true*/ file);
+  } catch {
+    return null;
+  }
+  if (real === ws || !isInside(ws, real) || done.has(real) || hidden.some((h) => isInside(h, real) && !isInside(h, ws))) return null;
+  done.add(real);
+  return fs.lstatSync(/*turbopackIgnore: true*/ real, { throwIfNoEntry: false })?.isFile() ? real : null;
 }
 
 /**

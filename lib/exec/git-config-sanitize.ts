@@ -1,14 +1,20 @@
 import { spawn } from "node:child_process";
 import crypto from "node:crypto";
 import { inertConfigKey, type ConfigEntry } from "@/lib/policy/git-repo";
+import { redactText } from "@/lib/redact";
 
 /**
  * Sanitized copies of git configuration files, for the sandbox (lib/exec/sandbox.ts):
  * - a repository's own `config` (and `config.worktree`, a submodule's config, a file it
  *   includes) is shown in the box without its credentials: userinfo is stripped from every URL
- *   (values and subsection names such as `url.<base>.insteadOf` or `http.<url>.extraHeader`), and
- *   credential keys are removed (`credential.*`, `http.extraHeader`, `*.token`, passwords,
- *   cookies). Everything else stays, so git works as before (remotes, branches, core settings);
+ *   (values and subsection names such as `url.<base>.insteadOf` or `http.<url>.extraHeader`, with
+ *   or without a scheme: `user:password@proxy:3128`), and credential keys are removed
+ *   (`credential.*`, `http.extraHeader`, names holding token, pass, pwd, secret, cookie, auth,
+ *   credential or ending in key, such as `sendemail.smtpPass`, `imap.pass`, `deploy.key`; but not
+ *   `user.signingKey`, which names a key, public or in a keyring outside the box), as is any
+ *   entry whose value still looks like a credential to the output redactor (lib/redact.ts: a
+ *   `ghp_…` token under any key). Everything else stays, so git works as before (remotes,
+ *   branches, core settings);
  * - the box HOME's global configuration (`~/.gitconfig`), carried from one command to the next,
  *   keeps only keys known to be inert (lib/policy/git-repo.ts `inertConfigKey`: user.name,
  *   user.email, init.defaultBranch, pull.rebase, …), so nothing one command sets there
@@ -69,8 +75,14 @@ export function parseConfigBytes(bytes: Buffer): Promise<ConfigEntry[] | null> {
 
 /** URL parameters that carry credentials. */
 const TOKEN_PARAM = /([?&])(?:access_token|private_token|token|auth|password|passwd|api_key|apikey|key|sig|signature)=[^&#\s"]*&?/gi;
-/** Variable names (the part after the last dot) that hold credentials. */
-const CREDENTIAL_NAME = /extraheader|token|passw|secret|cookie|auth|apikey|api-key|privatekey|sslkey|sslcertpassword/i;
+/**
+ * Variable names (the part after the last dot) that hold credentials: `smtpPass`, `imap.pass`,
+ * `password`, `*pwd`, tokens, secrets, cookies, auth, credentials, and names ending in `key`
+ * (`deploy.key`, `http.sslKey`, `apiKey`) other than `signingKey` (see KEPT_KEY_NAME).
+ */
+const CREDENTIAL_NAME = /extraheader|token|pass|pwd|secret|cookie|auth|credential|apikey|api-key|privatekey|sslkey|key(?:s|id)?$/i;
+/** Names ending in `key` that are not secrets: `user.signingKey` is a key id or a public key (git needs it to sign). */
+const KEPT_KEY_NAME = /^signingkey$/i;
 /** Values that carry a credential whatever their key. */
 const CREDENTIAL_VALUE = /authorization\s*:|\bbearer\s+\S|\bbasic\s+[a-z0-9+/=]{8,}/i;
 
@@ -82,7 +94,7 @@ const CREDENTIAL_VALUE = /authorization\s*:|\bbearer\s+\S|\bbasic\s+[a-z0-9+/=]{
 export function stripUrlCredentials(value: string): string {
   let v = value;
   for (let i = 0; i < 16; i++) {
-    const next = v.replace(/([a-z][a-z0-9+.-]*):\/\/([^/?#@\s]*)@/gi, (_m, scheme: string, userinfo: string) => {
+    const next = v.replace(/(?<![a-z0-9+.-])([a-z][a-z0-9+.-]{0,31}):\/\/([^/?#@\s]*)@/gi, (_m, scheme: string, userinfo: string) => {
       if (/ssh/i.test(scheme)) {
         const user = userinfo.split(":")[0];
         return userinfo.includes(":") ? `${scheme}://${user}@` : `${scheme}://${userinfo}\u0000`;
@@ -93,7 +105,32 @@ export function stripUrlCredentials(value: string): string {
     v = next;
   }
   v = v.replace(/\u0000/g, "@");
+  // Userinfo with a password and no scheme (`user:password@proxy:3128`, which git takes as a
+  // proxy URL): removed whole. `user@host` alone (an email address, an scp-like `git@host:o/r`)
+  // names no secret and stays.
+  // (Bounded runs: a long value of delimiters cannot make this quadratic beyond 256 steps a start.)
+  if (v.includes("@")) v = v.replace(/(^|[\s"'=,;<(])(?!mailto:)([^\s/@:"'=,;<(]{0,256}):([^\s/@]{0,256})@(?=[^\s@])/gi, (_m, lead: string) => lead);
   return v.replace(TOKEN_PARAM, (_m, sep: string) => sep).replace(/[?&]$/, "");
+}
+
+/** Token formats by their prefix, also shorter than the output redactor requires. */
+const TOKEN_PREFIX = /(?<![A-Za-z0-9_-])(?:gh[pousr]_|github_pat_|glpat-|glptt-|xox[abposr]-|npm_|pypi-|sk-|sk_live_|rk_live_|hf_|AKIA|ASIA)[A-Za-z0-9_-]{16,}/;
+/**
+ * A whole value that is one opaque run of 24 or more token characters mixing upper, lower case and
+ * digits (no `/` or `.`: ref names and paths such as `refs/heads/Release2024Candidate` stay).
+ */
+const OPAQUE_TOKEN = /^(?=[^a-z]*[a-z])(?=[^A-Z]*[A-Z])(?=\D*\d)[A-Za-z0-9_\-+=]{24,}$/;
+
+/**
+ * Whether `text` still holds something that looks like a credential: what the output redactor
+ * masks (lib/redact.ts `redactText`: known token formats, private keys, `password=…`
+ * assignments), a token named by its prefix (`ghp_…`, `glpat-…`, also shorter than the real
+ * format), or (with `opaque`) a whole value that is one opaque mixed-case token. Subsection names
+ * (branch and remote names) are checked without `opaque`.
+ */
+export function looksLikeCredential(text: string, opaque = true): boolean {
+  if (text === "") return false;
+  return TOKEN_PREFIX.test(text) || (opaque && OPAQUE_TOKEN.test(text.trim())) || redactText(text) !== text;
 }
 
 /** Splits a key as git does: section (before the first dot), subsection (between), name (after the last dot). */
@@ -107,7 +144,7 @@ function splitKey(key: string): { section: string; sub: string | null; name: str
 export function isCredentialEntry(entry: ConfigEntry): boolean {
   const { section, name } = splitKey(entry.key);
   if (section.toLowerCase() === "credential") return true;
-  if (CREDENTIAL_NAME.test(name)) return true;
+  if (CREDENTIAL_NAME.test(name) && !KEPT_KEY_NAME.test(name)) return true;
   return entry.value !== null && CREDENTIAL_VALUE.test(entry.value);
 }
 
@@ -157,6 +194,10 @@ async function sanitize(bytes: Buffer, mode: "repository" | "global"): Promise<S
       const { section, sub, name } = splitKey(e.key);
       const cleanSub = sub === null ? null : stripUrlCredentials(sub);
       const cleanValue = e.value === null ? null : stripUrlCredentials(e.value);
+      if ((cleanValue !== null && looksLikeCredential(cleanValue)) || (cleanSub !== null && looksLikeCredential(cleanSub, false))) {
+        changed.add(e.key.toLowerCase());
+        continue;
+      }
       if (cleanSub !== sub || cleanValue !== e.value) changed.add(e.key.toLowerCase());
       kept.push({ key: cleanSub === null ? `${section}.${name}` : `${section}.${cleanSub}.${name}`, value: cleanValue });
     }
@@ -187,4 +228,28 @@ export function sanitizeRepositoryConfig(bytes: Buffer): Promise<SanitizedConfig
  */
 export function sanitizeGlobalConfig(bytes: Buffer): Promise<SanitizedConfig | null> {
   return sanitize(bytes, "global");
+}
+
+/** Largest legacy remote file sanitized (bytes); a larger one is masked whole. */
+export const MAX_LEGACY_REMOTE_BYTES = 64 * 1024;
+
+/**
+ * A legacy remote file without its credentials: `.git/remotes/<name>` (`URL: …`, `Push: …`,
+ * `Pull: …` lines) or `.git/branches/<name>` (one `URL#branch` line), which git still reads as
+ * remotes. Userinfo is stripped from every URL as in a configuration value, and a line that still
+ * looks like a credential (lib/redact.ts) is dropped.
+ * @param bytes the file as on disk
+ * @returns the sanitized text (latin1) and whether anything changed, or null when the file is too
+ *   large to check (the caller masks it whole)
+ */
+export function sanitizeLegacyRemote(bytes: Buffer): { text: string; changed: boolean } | null {
+  if (bytes.length > MAX_LEGACY_REMOTE_BYTES) return null;
+  const text = bytes.toString("latin1");
+  const lines = text.split("\n").flatMap((line) => {
+    const clean = stripUrlCredentials(line);
+    // (`URL: `, `Push: `, `Pull: ` in front of the value, in a remotes file)
+    return looksLikeCredential(clean) || looksLikeCredential(clean.replace(/^[A-Za-z]+:\s*/, "")) ? [] : [clean];
+  });
+  const out = lines.join("\n");
+  return { text: out, changed: out !== text };
 }

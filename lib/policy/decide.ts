@@ -1,6 +1,6 @@
 import { classifyCommandLine } from "@/lib/policy/command-policy";
 import { liftByPathGrant } from "@/lib/policy/grants";
-import { activeRules, bySeverityDesc, combineRuleOptions, globMatches, isToolRule, maxDecision, ruleRef } from "@/lib/policy/rule-match";
+import { activeRules, bySeverityDesc, combineRuleOptions, isToolRule, ruleGlobMatches, maxDecision, ruleRef } from "@/lib/policy/rule-match";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { FILE_WRITE_TOOLS, largeChangeReason, PRESETS, type PresetSpec } from "@/lib/policy/presets";
@@ -13,7 +13,8 @@ import type { Decision, PolicyInput, PolicyRuleData, PolicyVerdict } from "@/lib
  * - Rules apply when enabled and their `tool` is the call's tool or `"*"`; they are read in
  *   priority order (lower number first, ties by id).
  * - A rule with a `pathGlob` matches when one of the call's workspace-relative paths matches the
- *   picomatch glob (`dot: true`, so `.env*` and `.git/**` match dot files); a rule with neither
+ *   picomatch glob (`dot: true`, so `.env*` and `.git/**` match dot files; the globs of ask and
+ *   deny rules ignore letter case, allow rules' do not: rule-match.ts ruleGlobMatches); a rule with neither
  *   path nor command matches every call of its tool; a rule with a `command` pattern applies to
  *   run_command only (see command-policy.ts).
  * - Among the matching rules deny beats ask beats allow; the deciding rule is the first (by
@@ -81,7 +82,7 @@ async function decideUnder(input: PolicyInput, rules: PolicyRuleData[], spec: Pr
   if (input.risk === "network") risks.add("network_egress", `${input.tool} sends a request${input.url ? ` to ${hostOf(input.url)}` : ""} over the network`);
   for (const p of input.paths) {
     for (const rule of active) {
-      if (input.risk === "read" && rule.pathGlob && rule.decision !== "allow" && globMatches(rule.pathGlob, p)) {
+      if (input.risk === "read" && rule.pathGlob && rule.decision !== "allow" && ruleGlobMatches(rule, p)) {
         risks.add("reads_secret", `${input.tool} reads ${p || "."}${rule.note ? ` (${rule.note})` : ""}`);
       }
     }
@@ -191,7 +192,7 @@ function decideByPath(input: PolicyInput, rules: PolicyRuleData[]): PolicyVerdic
       matches.push({ rule, reason: `${input.tool}: ${rule.decision} by rule ${rule.id}` });
       continue;
     }
-    const hit = input.paths.find((p) => globMatches(rule.pathGlob!, p));
+    const hit = input.paths.find((p) => ruleGlobMatches(rule, p));
     if (hit !== undefined) matches.push({ rule, reason: `${hit || "."}: ${rule.decision} by rule ${rule.id}` });
   }
   if (matches.length === 0) return { decision: "ask", rule: null, reasons: [`${input.tool}: no rule matched`] };

@@ -30,7 +30,8 @@ function rule(id: string, priority: number, tool: string, match: { pathGlob?: st
  * Files that hold secrets or repository internals: every tool asks, reads included, and the
  * sandbox shows the secret ones (all but `.git`) empty (lib/exec/workspace-secrets.ts). Dotenv
  * templates (`.env.example`, `.env.sample`, `.env.template`, also `.env.local.example`) are
- * documentation a project commits, so they are not sensitive.
+ * documentation a project commits, so they are not sensitive. These globs match ignoring letter
+ * case (`.ENV`, `SERVER.KEY`, `ID_RSA`: lib/policy/rule-match.ts ruleGlobMatches).
  */
 export const SENSITIVE_PATHS: Array<[id: string, glob: string, note: string]> = [
   ["env", ".env!(*.example|*.sample|*.template)", "dotenv files hold credentials"],
@@ -42,6 +43,14 @@ export const SENSITIVE_PATHS: Array<[id: string, glob: string, note: string]> = 
   ["ssh-keys", "**/id_{rsa,dsa,ecdsa,ed25519}*", "SSH private keys"],
   ["ssh-dir", "**/.ssh/**", "SSH configuration and keys"],
   ["keystores", "**/*.{p12,pfx,jks,keystore}", "key stores"],
+  ["vpn-profiles", "**/*.ovpn", "VPN profiles embed client keys and certificates"],
+  [
+    "pgp-private-keys",
+    // Only private keyrings and exports named as such: a plain `*.asc` is usually a public
+    // signature or key a project publishes.
+    "**/{secring.*,*secret*.asc,*private*.asc,*secret*.gpg,*private*.gpg,*.sec.asc,.gnupg/**}",
+    "PGP private keys and keyrings",
+  ],
   ["netrc", "**/{.netrc,.npmrc,.pypirc}", "files that commonly hold registry or login tokens"],
   ["cloud-credentials", "**/{.aws,.gcloud,.azure,.kube}/**", "cloud credentials"],
   [

@@ -1,7 +1,7 @@
 import path from "node:path";
 import picomatch from "picomatch";
 import { matchCommandPattern, parseCommandPattern, SHELL_NAMES } from "@/lib/policy/command-pattern";
-import { globMatches, isToolRule } from "@/lib/policy/rule-match";
+import { globMatches, isToolRule, ruleGlobMatches } from "@/lib/policy/rule-match";
 import type { CommandPart, PolicyInput, PolicyRuleData, PolicyVerdict } from "@/lib/policy/types";
 
 /**
@@ -56,7 +56,7 @@ export function liftByPathGrant(verdict: PolicyVerdict, input: PolicyInput, acti
     if (isGrant(rule) || rule.command || rule.decision === "allow") continue;
     // A deny anywhere, or an ask a rule makes for one of these paths, stands.
     if (rule.decision === "deny" && isToolRule(rule)) return verdict;
-    if (rule.pathGlob && input.paths.some((p) => globMatches(rule.pathGlob!, p))) return verdict;
+    if (rule.pathGlob && input.paths.some((p) => ruleGlobMatches(rule, p))) return verdict;
   }
   let first: PolicyRuleData | null = null;
   for (const p of input.paths) {
@@ -274,7 +274,7 @@ export function pathGrantProblem(glob: string, tool: string, rules: readonly Pol
   }
   for (const p of samples) {
     if (!globMatches(glob, p)) continue;
-    const rule = guarding.find((r) => globMatches(r.pathGlob!, p)) ?? null;
+    const rule = guarding.find((r) => ruleGlobMatches(r, p)) ?? null;
     if (rule || SENSITIVE_SAMPLES.includes(p)) {
       return `the glob also covers ${p}${rule ? ` (rule ${rule.id}: ${rule.note ?? rule.decision})` : " (a sensitive file)"}: a grant never lifts that check; name narrower paths`;
     }

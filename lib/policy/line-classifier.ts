@@ -5,7 +5,7 @@ import { commandName, isStaticallyModelled, unwrapCommand, HARMLESS_ENV_NAMES, t
 import { repositoryTrust } from "@/lib/policy/git-repo";
 import { commandRisks, RiskSet } from "@/lib/policy/risks";
 import { expandGlob } from "@/lib/policy/shell-glob";
-import { bySeverityDesc, commandPatternOf, globMatches, isToolRule, maxDecision, ruleRef } from "@/lib/policy/rule-match";
+import { bySeverityDesc, commandPatternOf, isToolRule, maxDecision, ruleGlobMatches, ruleRef } from "@/lib/policy/rule-match";
 import { parseShell, type ShellNode, type ShellRedirect, type SimpleCommand } from "@/lib/policy/shell-parse";
 import { ENDLESS_DEVICES, logicalCd, physicalPath, placeOf } from "@/lib/policy/shell-paths";
 import { expandWord, isDynamicVariable, staticValue, type ExpansionEnv } from "@/lib/policy/shell-words";
@@ -412,7 +412,7 @@ export class LineClassifier {
           out.push({ decision: "ask", rule: null, reason: `write_in_workspace: ${place.relative || "."} (${via}; shell writes bypass the diff and backup of write_file/edit_file)` });
         }
         for (const rule of this.rules) {
-          if (rule.pathGlob && rule.decision !== "allow" && globMatches(rule.pathGlob, place.relative)) {
+          if (rule.pathGlob && rule.decision !== "allow" && ruleGlobMatches(rule, place.relative)) {
             const risk: RiskLabel | undefined =
               kind === "read" ? { kind: "reads_secret", text: `${via} reads ${place.relative}${rule.note ? ` (${rule.note})` : ""}` } : undefined;
             out.push({ decision: rule.decision, rule, reason: `${place.relative}: ${verb(rule.decision)} by rule ${rule.id}${rule.note ? ` (${rule.note})` : ""}`, ...(risk && { risk }) });

@@ -94,18 +94,39 @@ function cached<T>(cache: Map<string, T>, key: string, make: () => T): T {
 }
 
 /**
- * True when the workspace-relative path `relative` ("/"-separated, "" for the root) matches the
- * picomatch glob `glob` (dot files included). A glob picomatch rejects matches nothing.
+ * The same options, ignoring letter case: how the globs of ask and deny rules match (see
+ * `ruleGlobMatches`). picomatch takes `flags` over `nocase`, so the `i` flag is set here.
  */
-export function globMatches(glob: string, relative: string): boolean {
-  const test = cached(globCache, glob, () => {
+export const GLOB_OPTIONS_NOCASE = { dot: true, flags: "si", nocase: true } as const;
+
+/**
+ * True when the workspace-relative path `relative` ("/"-separated, "" for the root) matches the
+ * picomatch glob `glob` (dot files included); with `nocase`, ignoring letter case (`.ENV` matches
+ * `.env*`). A glob picomatch rejects matches nothing.
+ */
+export function globMatches(glob: string, relative: string, nocase = false): boolean {
+  return globTest(glob, nocase)(relative);
+}
+
+function globTest(glob: string, nocase: boolean): (p: string) => boolean {
+  return cached(globCache, `${nocase ? "i" : "c"}:${glob}`, () => {
     try {
-      return picomatch(glob, GLOB_OPTIONS);
+      return picomatch(glob, nocase ? GLOB_OPTIONS_NOCASE : GLOB_OPTIONS);
     } catch {
       return () => false;
     }
   });
-  return test(relative);
+}
+
+/**
+ * True when `rule`'s path glob matches `relative`. The globs of ask and deny rules ignore letter
+ * case, so a secret spelled `.ENV`, `certs/SERVER.KEY` or `ID_RSA` (common on Windows exports, and
+ * the same file on a case-insensitive disk) is asked about like `.env`: more matches there only
+ * mean more asking. Allow rules (grants included) match case-sensitively, so no spelling widens
+ * what they allow. Every path check of the policy and the sandbox's secret mask go through here.
+ */
+export function ruleGlobMatches(rule: Pick<PolicyRuleData, "pathGlob" | "decision">, relative: string): boolean {
+  return !!rule.pathGlob && globMatches(rule.pathGlob, relative, rule.decision !== "allow");
 }
 
 /** The parsed form of a rule's command pattern (cached). */
@@ -188,7 +209,7 @@ export function combineRuleOptions(rules: readonly PolicyRuleData[]): RuleOption
  */
 export function sensitivePathRule(relative: string, rules: readonly PolicyRuleData[], tool = "read_file"): PolicyRuleData | null {
   for (const rule of activeRules(rules, tool)) {
-    if (rule.pathGlob && !rule.command && rule.decision !== "allow" && globMatches(rule.pathGlob, relative)) return rule;
+    if (rule.pathGlob && !rule.command && rule.decision !== "allow" && ruleGlobMatches(rule, relative)) return rule;
   }
   return null;
 }
@@ -208,7 +229,8 @@ export interface SecretMatcher {
 
 /**
  * The workspace's secret paths as one predicate: exactly the paths `sensitivePathRule` finds a
- * rule for (what read_file would have to ask or deny for), less the repository-internals rules.
+ * rule for (what read_file would have to ask or deny for, letter case ignored), less the
+ * repository-internals rules.
  * This is the one definition of a secret the sandbox masks (lib/exec/workspace-secrets.ts).
  * @param rules the policy rules in force (enabled and disabled; disabled ones are skipped)
  */
@@ -217,15 +239,8 @@ export function secretPathMatcher(rules: readonly PolicyRuleData[]): SecretMatch
   for (const rule of activeRules(rules, "read_file")) {
     if (rule.pathGlob && !rule.command && rule.decision !== "allow" && !REPOSITORY_INTERNALS_RULES.has(rule.id)) globs.push(rule.pathGlob);
   }
-  const tests = [...new Set(globs)].map((g) =>
-    cached(globCache, g, () => {
-      try {
-        return picomatch(g, GLOB_OPTIONS);
-      } catch {
-        return () => false;
-      }
-    }),
-  );
+  // Secret rules are never allow rules, so they match ignoring letter case (see ruleGlobMatches).
+  const tests = [...new Set(globs)].map((g) => globTest(g, true));
   const matcher = ((relative: string) => tests.some((t) => t(relative))) as SecretMatcher;
   matcher.key = [...new Set(globs)].sort().join("\u0000");
   return matcher;

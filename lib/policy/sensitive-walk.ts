@@ -2,7 +2,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import picomatch from "picomatch";
 import type { Walk } from "@/lib/policy/command-knowledge";
-import { GLOB_OPTIONS, globMatches } from "@/lib/policy/rule-match";
+import { GLOB_OPTIONS, ruleGlobMatches } from "@/lib/policy/rule-match";
 import type { PolicyRuleData } from "@/lib/policy/types";
 
 /**
@@ -35,7 +35,7 @@ export async function sensitiveFilesUnder(
   const exclude = matcher(walk.excludeFiles);
   const include = matcher(walk.includeFiles);
   const check = async (rel: string, abs: string): Promise<void> => {
-    let covering = rules.filter((r) => r.pathGlob && !r.command && r.decision !== "allow" && globMatches(r.pathGlob, rel));
+    let covering = rules.filter((r) => r.pathGlob && !r.command && r.decision !== "allow" && ruleGlobMatches(r, rel));
     // In the box, .git is walked like any directory (hooks and config are read-only there); only
     // a git config holding a credential is still a secret. A deny rule is never passed over.
     if (gitWalks && covering.length > 0 && covering.every((r) => r.decision !== "deny") && isInsideGitDir(rel) && !(await gitConfigHoldsCredential(rel, abs))) {

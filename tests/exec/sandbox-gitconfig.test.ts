@@ -36,6 +36,11 @@ const CONFIG = [
   `[credential "https://github.com"]\n\tusername = ${TOKEN}`,
   `[url "https://u:${TOKEN}@github.com/"]\n\tinsteadOf = gh:`,
   `[gitlab]\n\ttoken = ${TOKEN}`,
+  // Userinfo without a scheme, password keys of other names, a token under an innocent key.
+  `[http]\n\tproxy = proxyuser:${TOKEN}@proxy.corp:3128`,
+  `[sendemail]\n\tsmtpPass = ${TOKEN}\n\tsmtpUser = person`,
+  `[imap]\n\tpass = ${TOKEN}`,
+  `[deploy]\n\tkey = ${TOKEN}\n\tnote = ghp_ValueOnlyTok3nXYZ1234567890abcdefAB`,
   "[include]\n\tpath = ../creds.inc",
 ].join("\n");
 
@@ -49,6 +54,11 @@ function newRepo(): string {
   fs.writeFileSync(path.join(ws, ".git", "config"), `${CONFIG}\n`);
   fs.writeFileSync(path.join(ws, "creds.inc"), `[http]\n\textraheader = PRIVATE-TOKEN: ${TOKEN}\n[user]\n\tname = included\n`);
   fs.writeFileSync(path.join(ws, ".git", "config.worktree"), `[remote "wt"]\n\turl = https://wt:${TOKEN}@h/x\n`);
+  // Legacy remote files git still reads.
+  fs.mkdirSync(path.join(ws, ".git", "remotes"), { recursive: true });
+  fs.writeFileSync(path.join(ws, ".git", "remotes", "upstream"), `URL: https://person:${TOKEN}@github.com/o/up.git\nPull: refs/heads/main:refs/heads/upstream\n`);
+  fs.mkdirSync(path.join(ws, ".git", "branches"), { recursive: true });
+  fs.writeFileSync(path.join(ws, ".git", "branches", "old"), `https://old:${TOKEN}@github.com/o/old.git#main\n`);
   // A submodule's repository, a linked worktree's config, and a nested clone.
   fs.mkdirSync(path.join(ws, ".git", "modules", "libs", "sub"), { recursive: true });
   fs.writeFileSync(path.join(ws, ".git", "modules", "libs", "sub", "HEAD"), "ref: refs/heads/main\n");
@@ -95,7 +105,7 @@ afterAll(() => {
   for (const d of [...made, dataDir]) fs.rmSync(d, { recursive: true, force: true });
 });
 
-const leaks = (out: string) => [TOKEN, TOKEN.split("").reverse().join(""), B64, Buffer.from(TOKEN).toString("base64").slice(0, 12), Buffer.from(TOKEN).toString("hex")].filter((m) => out.includes(m));
+const leaks = (out: string) => ["ValueOnlyTok3n", TOKEN, TOKEN.split("").reverse().join(""), B64, Buffer.from(TOKEN).toString("base64").slice(0, 12), Buffer.from(TOKEN).toString("hex")].filter((m) => out.includes(m));
 
 describe("no spelling of a read shows a credential from git's configuration", () => {
   it.each([
@@ -116,6 +126,8 @@ describe("no spelling of a read shows a credential from git's configuration", ()
     ["base64 and python", `base64 .git/config; python3 -c "print(open('.git/config').read()[::-1])"`],
     ["/proc/self/root", `cat "/proc/self/root$PWD/.git/config"`],
     ["git ls-remote (no network, the URL is in the error)", "git ls-remote origin 2>&1; git fetch mirror 2>&1; true"],
+    ["legacy remote files", "cat .git/remotes/upstream .git/branches/old; git ls-remote upstream 2>&1; git ls-remote old 2>&1; true"],
+    ["proxy, smtp and imap passwords, a token under any key", "git config http.proxy; git config sendemail.smtppass; git config imap.pass; git config deploy.key; git config --list | rev"],
   ])("%s: %s", async (_name, command) => {
     for (const capture of [true, false]) {
       const r = await run(ws, command, capture);
@@ -130,6 +142,12 @@ describe("git keeps working on the sanitized configuration", () => {
     const r = await run(ws, "git remote; git remote get-url origin; git config branch.main.merge; git config core.bare; git config user.name; git status --short --untracked-files=no; git -c user.email=a@b commit -q --allow-empty -m two; git log --oneline | wc -l", true);
     expect(r.exit_code, r.stderr).toBe(0);
     expect(r.stdout).toBe("mirror\norigin\nhttps://github.com/o/r.git\nrefs/heads/main\nfalse\nincluded\n2\n");
+  });
+
+  it("the proxy keeps its host, and the legacy remote files their URLs, without credentials", async () => {
+    const r = await run(ws, "git config http.proxy; git config sendemail.smtpuser; cat .git/remotes/upstream .git/branches/old", true);
+    expect(r.stdout).toBe("proxy.corp:3128\nperson\nURL: https://github.com/o/up.git\nPull: refs/heads/main:refs/heads/upstream\nhttps://github.com/o/old.git#main\n");
+    expect(fs.readFileSync(path.join(ws, ".git", "remotes", "upstream"), "utf8")).toContain(TOKEN);
   });
 
   it("the real files are unchanged", () => {

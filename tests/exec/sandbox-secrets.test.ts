@@ -60,6 +60,18 @@ const SECRETS: Record<string, string> = {
   ".dev.vars": `KEY=${MARK}-devvars\n`,
   "apple/AuthKey.p8": `${MARK}-p8\n`,
   ".m2/settings.xml": `<password>${MARK}-maven</password>\n`,
+  // Other letter cases (Windows exports, a case-insensitive disk): still secrets.
+  ".ENV": `CASE_SECRET=${MARK}-upper-env\n`,
+  ".Env.prod": `X=${MARK}-mixed-env\n`,
+  "certs/LEGACY.PEM": `-----BEGIN PRIVATE KEY-----\n${MARK}-upper-pem\n`,
+  "certs/client.Key": `${MARK}-mixed-key\n`,
+  "ID_RSA": `-----BEGIN OPENSSH PRIVATE KEY-----\n${MARK}-upper-id-rsa\n`,
+  "certs/store.P12": `${MARK}-upper-p12\n`,
+  "CERT.PFX": `${MARK}-upper-pfx\n`,
+  // VPN profiles and PGP private keys.
+  "vpn/office.ovpn": `<key>\n${MARK}-ovpn\n</key>\n`,
+  "gpg/private.asc": `-----BEGIN PGP PRIVATE KEY BLOCK-----\n${MARK}-asc\n`,
+  "gpg/secring.gpg": `${MARK}-secring\n`,
 };
 const TEMPLATE = "API_KEY=put-yours-here\n";
 

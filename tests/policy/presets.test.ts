@@ -181,8 +181,10 @@ describe("file writes under each preset", () => {
     expect((await decideUnder(fileInput("read_file", ["Makefile"], "balanced"))).decision).toBe("allow");
     expect((await decideUnder(fileInput("read_file", ["package.json"], "balanced"))).decision).toBe("allow");
   });
-  it("names differing only in case are other files on Linux and do not match", async () => {
-    expect((await decideUnder(fileInput("write_file", [".GitHub/workflows/x.yml"], "balanced"))).decision).toBe("allow");
+  it("ask rules match in any letter case (more asking, never less); allow rules only in their own", async () => {
+    // The same file on a case-insensitive disk, and one more spelling to ask about on Linux.
+    expect((await decideUnder(fileInput("write_file", [".GitHub/workflows/x.yml"], "balanced"))).decision).toBe("ask");
+    expect((await decideUnder(fileInput("write_file", ["docs/.GITHUB/notes.md"], "balanced"))).decision).toBe("allow");
     expect((await decideUnder(fileInput("write_file", ["makefile"], "balanced"))).decision).toBe("ask"); // make reads makefile too
   });
   it("secrets and .git internals ask under every preset, reads included", async () => {
