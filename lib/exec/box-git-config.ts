@@ -47,11 +47,11 @@ export async function gitConfigArgs(ws: string, gitDirs: readonly string[], hidd
     if (!gitDir) continue;
     // `config`, and its copies beside it (`config.bak`, `config~`, `config.orig`: editors and
     // people leave them, with the same credentials), `config.worktree`, worktrees, submodules.
-    const own = readdirOrEmpty(gitDir).filter((n) => n.startsWith("config")).map((n) => path.join(gitDir, n));
+    const own = readdirOrEmpty(gitDir).filter((n) => n.startsWith("config")).map((n) => path.join(/*turbopackIgnore: true*/ gitDir, n));
     for (const file of [...own, ...worktreeConfigs(gitDir), ...moduleConfigs(path.join(gitDir, "modules"), 0)]) {
       queue.push({ file, depth: 0 });
     }
-    for (const dir of ["remotes", "branches"]) legacy.push(...readdirOrEmpty(path.join(gitDir, dir)).map((n) => path.join(gitDir, dir, n)));
+    for (const dir of ["remotes", "branches"]) legacy.push(...readdirOrEmpty(path.join(/*turbopackIgnore: true*/ gitDir, dir)).map((n) => path.join(/*turbopackIgnore: true*/ gitDir, dir, n)));
   }
   const args: string[] = [];
   const done = new Set<string>();

@@ -138,8 +138,12 @@ function liveOwner(file: string): LockOwner | null {
   }
 }
 
-/** Where the SQLite file of `databaseUrl` keeps its lock, and the file's real path; null for other URLs. */
-function databaseLock(databaseUrl: string): { dir: string; key: string; real: string } | null {
+/**
+ * Where the SQLite file of `databaseUrl` keeps the lock of `hostId`, and the file's real path;
+ * null for other URLs. Servers with their own host ids may share a file (each marks only its own
+ * calls interrupted and runs only its own workspace's approvals); one host id, one server.
+ */
+function databaseLock(databaseUrl: string, hostId: string): { dir: string; key: string; real: string } | null {
   if (!databaseUrl.startsWith("file:")) return null;
   const file = path.resolve(databaseUrl.slice("file:".length));
   let dir = path.dirname(file);
@@ -148,10 +152,11 @@ function databaseLock(databaseUrl: string): { dir: string; key: string; real: st
   } catch {
     // Not there yet: migration creates it; the spelling as given is the best there is.
   }
-  return { dir, key: `sqlite:${path.basename(file)}`, real: path.join(dir, path.basename(file)) };
+  return { dir, key: `sqlite:${path.basename(file)}:${hostId}`, real: path.join(dir, path.basename(file)) };
 }
 
-const SQLITE_ADVICE = "Two servers on one SQLite file would mark each other's running calls interrupted and run each other's approvals. Stop it first; for several instances, use PostgreSQL.";
+const SQLITE_ADVICE =
+  "Two servers with one host id on one SQLite file would mark each other's running calls interrupted and run each other's approvals. Stop it first, or give this one its own AGENT_REACH_HOST_ID.";
 
 /**
  * Refuses early, before anything is created or registered (`npm start` calls it first), when a
@@ -168,22 +173,22 @@ export function assertNoLiveServer(dataDir: string, hostId: string, databaseUrl:
       own,
     );
   }
-  const db = databaseLock(databaseUrl);
+  const db = databaseLock(databaseUrl, hostId);
   const other = db ? liveOwner(lockPath(db.dir, db.key)) : null;
   if (db && other) {
-    throw new InstanceLockError(`Another Agent Reach server (pid ${other.pid}, ${other.address}, started ${other.startedAt}) is using the SQLite database ${db.real}. ${SQLITE_ADVICE}`, other);
+    throw new InstanceLockError(`Another Agent Reach server (pid ${other.pid}, ${other.address}, started ${other.startedAt}) is using the SQLite database ${db.real} with host id "${hostId}". ${SQLITE_ADVICE}`, other);
   }
 }
 
 /**
- * The lock on a SQLite database file, whichever data directory or host id a server has: one file
- * serves one server (several instances need PostgreSQL). Two spellings of the same file (a
- * symlinked directory) take the same lock.
+ * The lock of host id `hostId` on a SQLite database file, whichever data directory a server has:
+ * two servers with one host id on one file would mark each other's running calls interrupted.
+ * Two spellings of the same file (a symlinked directory) take the same lock.
  * @returns a function that releases the lock, or null when `databaseUrl` is not a SQLite file
- * @throws InstanceLockError when a live server uses the file
+ * @throws InstanceLockError when a live server with this host id uses the file
  */
-export function acquireDatabaseLock(databaseUrl: string, address: string): (() => void) | null {
-  const db = databaseLock(databaseUrl);
+export function acquireDatabaseLock(databaseUrl: string, hostId: string, address: string): (() => void) | null {
+  const db = databaseLock(databaseUrl, hostId);
   if (!db) return null;
-  return acquireInstanceLock(db.dir, db.key, address, { what: `the SQLite database ${db.real}`, advice: SQLITE_ADVICE });
+  return acquireInstanceLock(db.dir, db.key, address, { what: `the SQLite database ${db.real} with host id "${hostId}"`, advice: SQLITE_ADVICE });
 }

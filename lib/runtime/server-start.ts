@@ -33,7 +33,7 @@ export async function startServer(): Promise<void> {
   // Before anything touches calls or temp files: a second server on this data directory refuses here.
   const address = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`;
   acquireInstanceLock(config.dataDir, config.hostId, address);
-  acquireDatabaseLock(config.databaseUrl, address);
+  acquireDatabaseLock(config.databaseUrl, config.hostId, address);
   for (const key of ["AGENT_REACH_AGENT_TOKEN", "AGENT_REACH_REVIEWER_TOKEN", "AGENT_REACH_REVIEWER_PASSWORD"]) {
     const value = process.env[key];
     if (value) registerSecret(value);

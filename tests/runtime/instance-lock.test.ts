@@ -82,20 +82,21 @@ describe("instance lock", () => {
     release();
   });
 
-  it("a SQLite file has one lock whatever the data directory, host id or spelling of its path", async () => {
+  it("a SQLite file has one lock per host id, whatever the data directory or spelling of its path", async () => {
     const dir = dataDir();
     fs.mkdirSync(path.join(dir, "real"));
     fs.symlinkSync(path.join(dir, "real"), path.join(dir, "link"));
     const other = spawn("sleep", ["30"], { stdio: "ignore" });
     try {
       await new Promise((r) => other.once("spawn", r));
-      plant(path.join(dir, "real"), "sqlite:agent-reach.db", { pid: other.pid!, startTicks: ticksOf(other.pid!), address: "http://127.0.0.1:4111" });
+      plant(path.join(dir, "real"), "sqlite:agent-reach.db:h1", { pid: other.pid!, startTicks: ticksOf(other.pid!), address: "http://127.0.0.1:4111" });
       for (const url of [`file:${dir}/real/agent-reach.db`, `file:${dir}/link/agent-reach.db`, `file:${dir}/real/../link/agent-reach.db`]) {
-        expect(() => acquireDatabaseLock(url, "http://127.0.0.1:4222"), url).toThrow(/is using the SQLite database .*real\/agent-reach\.db.*PostgreSQL/);
+        expect(() => acquireDatabaseLock(url, "h1", "http://127.0.0.1:4222"), url).toThrow(/is using the SQLite database .*real\/agent-reach\.db with host id "h1"/);
       }
-      // Another file in the same directory is another database.
-      releases.push(acquireDatabaseLock(`file:${dir}/real/other.db`, "http://127.0.0.1:4222")!);
-      expect(acquireDatabaseLock("postgresql://u@127.0.0.1/db", "http://127.0.0.1:4222")).toBeNull();
+      // Another host id on the same file (its own calls, its own workspace), and another file, are free.
+      releases.push(acquireDatabaseLock(`file:${dir}/link/agent-reach.db`, "h2", "http://127.0.0.1:4222")!);
+      releases.push(acquireDatabaseLock(`file:${dir}/real/other.db`, "h1", "http://127.0.0.1:4222")!);
+      expect(acquireDatabaseLock("postgresql://u@127.0.0.1/db", "h1", "http://127.0.0.1:4222")).toBeNull();
     } finally {
       other.kill("SIGKILL");
     }
@@ -108,7 +109,7 @@ describe("instance lock", () => {
     const other = spawn("sleep", ["30"], { stdio: "ignore" });
     try {
       await new Promise((r) => other.once("spawn", r));
-      plant(fs.realpathSync(dir), "sqlite:agent-reach.db", { pid: other.pid!, startTicks: ticksOf(other.pid!) });
+      plant(fs.realpathSync(dir), "sqlite:agent-reach.db:h", { pid: other.pid!, startTicks: ticksOf(other.pid!) });
       expect(() => assertNoLiveServer(dir, "h", `file:${dir}/agent-reach.db`)).toThrow(/SQLite database/);
       expect(() => assertNoLiveServer(dir, "h", "postgresql://u@127.0.0.1/db")).not.toThrow();
       plant(dir, "h", { pid: other.pid!, startTicks: ticksOf(other.pid!) });
