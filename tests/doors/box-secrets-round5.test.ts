@@ -4,8 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "@/tests/helpers/server";
-import { sql } from "@/tests/helpers/sql";
-import type { PresetName } from "@/lib/policy/presets";
+import { runApproving, usePreset } from "@/tests/helpers/dashboard";
 
 /**
  * Through the real product's HTTP door (`next start`), under the presets where commands run
@@ -39,22 +38,10 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function usePreset(preset: PresetName): Promise<void> {
-  await sql(server.databaseUrl, `UPDATE "Workspace" SET preset = $1`, [preset]);
-  await new Promise((r) => setTimeout(r, 1100));
-}
-
-/** Runs a command over HTTP; approves it as the reviewer when the policy asks. */
-async function run(command: string): Promise<{ ok: boolean; data: any; error?: any; asked: boolean }> {
-  const first = await server.call("run_command", { command, timeout_ms: 30_000 }, { prefer: "wait=0" });
-  if (first.body.error?.name !== "approval_pending") return { ...first.body, asked: false };
-  const res = await server.reviewer("POST", `/api/approvals/${first.body.call_id}/approve`, {});
-  expect(res.status).toBe(200);
-  return { ...res.body.result, asked: true };
-}
+const run = (command: string) => runApproving(server, command);
 
 describe.each(["balanced", "autonomous"] as const)("under %s", (preset) => {
-  beforeAll(() => usePreset(preset));
+  beforeAll(() => usePreset(server, preset));
 
   it("a secret named with bytes that are not UTF-8 reads empty, however it is read", async () => {
     for (const command of ["cat .env*", "for f in .ssh*/*; do cat \"$f\"; done", "grep -ra . .env* .ssh* ; true", `python3 -c "import os\nfor n in os.listdir(b'.'):\n  p=os.path.join(b'.',n)\n  print(open(p,'rb').read() if os.path.isfile(p) else b'')"`]) {

@@ -3,8 +3,7 @@ import path from "node:path";
 import crypto from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "@/tests/helpers/server";
-import { sql } from "@/tests/helpers/sql";
-import type { PresetName } from "@/lib/policy/presets";
+import { runApproving, usePreset } from "@/tests/helpers/dashboard";
 
 /**
  * Through the real product's HTTP door (`next start`): the workspace's own secrets are masked in
@@ -34,19 +33,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function usePreset(preset: PresetName): Promise<void> {
-  await sql(server.databaseUrl, `UPDATE "Workspace" SET preset = $1`, [preset]);
-  await new Promise((r) => setTimeout(r, 1100));
-}
-
-/** Runs a command over HTTP; approves it as the reviewer when the policy asks. */
-async function run(command: string): Promise<{ ok: boolean; data: any; error?: any; asked: boolean }> {
-  const first = await server.call("run_command", { command, timeout_ms: 30_000 }, { prefer: "wait=0" });
-  if (first.body.error?.name !== "approval_pending") return { ...first.body, asked: false };
-  const res = await server.reviewer("POST", `/api/approvals/${first.body.call_id}/approve`, {});
-  expect(res.status).toBe(200);
-  return { ...res.body.result, asked: true };
-}
+const run = (command: string) => runApproving(server, command);
 
 const spellings = [
   "cat .env",
@@ -67,7 +54,7 @@ const spellings = [
 ];
 
 describe.each(["balanced", "autonomous"] as const)("under %s, the workspace's secrets are masked in the box", (preset) => {
-  beforeAll(() => usePreset(preset));
+  beforeAll(() => usePreset(server, preset));
 
   it("no spelling shows the secret; the real files are unchanged; templates show", async () => {
     let ranAtOnce = 0;
@@ -107,7 +94,7 @@ describe("a command that deletes many files", () => {
   };
 
   it("balanced holds it for a reviewer", async () => {
-    await usePreset("balanced");
+    await usePreset(server, "balanced");
     plant();
     const r = await run("rm -rf bulk");
     expect(r.ok).toBe(true);
@@ -117,7 +104,7 @@ describe("a command that deletes many files", () => {
   });
 
   it("autonomous applies it, every deleted file backed up", async () => {
-    await usePreset("autonomous");
+    await usePreset(server, "autonomous");
     const r = await run("rm -rf bulk");
     expect(r.asked).toBe(false);
     expect(r.data.changes).toMatchObject({ status: "applied", deleted: 60 });

@@ -173,3 +173,30 @@ export async function setPreset(dash: Dashboard, preset: string): Promise<void> 
   const res = await dash.submit("app/(dashboard)/policy/actions.ts", "setWorkspacePresetAction", { preset });
   if (res?.ok !== true) throw new Error(`setWorkspacePresetAction: ${JSON.stringify(res)}`);
 }
+
+const signedIn = new WeakMap<object, Promise<Dashboard>>();
+
+/**
+ * Sets `server`'s workspace preset as a reviewer does (the policy page's form, signed in once per
+ * server), so it applies to the next call at once: the server drops its cached preset itself.
+ */
+export async function usePreset(server: Pick<TestServer, "url" | "reviewerPassword" | "databaseUrl">, preset: string): Promise<void> {
+  let dash = signedIn.get(server);
+  if (!dash) {
+    dash = signInDashboard(server);
+    signedIn.set(server, dash);
+  }
+  await setPreset(await dash, preset);
+}
+
+/**
+ * Runs a command over HTTP (`Prefer: wait=0`), approving it as the reviewer when the policy asks.
+ * @returns the command's envelope, and whether it asked
+ */
+export async function runApproving(server: TestServer, command: string): Promise<{ ok: boolean; data: any; error?: any; asked: boolean }> {
+  const first = await server.call("run_command", { command, timeout_ms: 30_000 }, { prefer: "wait=0" });
+  if (first.body.error?.name !== "approval_pending") return { ...first.body, asked: false };
+  const res = await server.reviewer("POST", `/api/approvals/${first.body.call_id}/approve`, {});
+  if (res.status !== 200) throw new Error(`approving ${first.body.call_id}: ${res.status} ${JSON.stringify(res.body)}`);
+  return { ...res.body.result, asked: true };
+}
