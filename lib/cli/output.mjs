@@ -56,9 +56,9 @@ export function renderText(data) {
 /**
  * One line on how a command ended, printed to stderr after its output in `--format text`, e.g.
  * `[command] exit_code=2 timed_out=false limit=- signal=- duration_ms=14` (`-` for none), with
- * `truncated=true` when its output was cut, and `changes=<status>` for its file changes
- * (`applied`, `held`, …); a held change set adds a second line saying nothing was applied yet,
- * and why it waits.
+ * `truncated=true` when its output was cut, and `changes=<status>` when it changed files or its
+ * changes did not simply apply (`applied`, `held`, …); a held change set adds a second line
+ * saying nothing was applied yet, and why it waits.
  * @param {any} data run_command's data.
  * @returns {string}
  */
@@ -71,7 +71,10 @@ export function commandOutcomeLine(data) {
     `signal=${field(data.signal)}`,
     ...(data.duration_ms !== undefined ? [`duration_ms=${data.duration_ms}`] : []),
     ...(data.truncated === true ? ["truncated=true"] : []),
-    ...(data.changes && typeof data.changes.status === "string" ? [`changes=${data.changes.status}`] : []),
+    // Its file changes, when it made any or they did not simply apply (held, reverted, …).
+    ...(data.changes && typeof data.changes.status === "string" && (data.changes.status !== "applied" || Number(data.changes.total_files) > 0)
+      ? [`changes=${data.changes.status}`]
+      : []),
   ];
   const line = `[command] ${parts.join(" ")}`;
   if (data.changes?.status !== "held") return line;

@@ -65,7 +65,8 @@ describe("a command's outcome", () => {
     [{ exit_code: null, signal: "SIGKILL", timed_out: true, limit: "time", duration_ms: 300 }, "[command] exit_code=- timed_out=true limit=time signal=SIGKILL duration_ms=300", 124],
     [{ exit_code: null, signal: "SIGKILL", timed_out: false, limit: "memory", duration_ms: 90, truncated: true }, "[command] exit_code=- timed_out=false limit=memory signal=SIGKILL duration_ms=90 truncated=true", 137],
     [{ exit_code: null, signal: "SIGXCPU", timed_out: false, limit: "cpu", duration_ms: 1000 }, "[command] exit_code=- timed_out=false limit=cpu signal=SIGXCPU duration_ms=1000", 152],
-    [{ exit_code: 0, signal: null, timed_out: false, limit: null, duration_ms: 9, changes: { status: "applied", created: 1 } }, "[command] exit_code=0 timed_out=false limit=- signal=- duration_ms=9 changes=applied", 0],
+    [{ exit_code: 0, signal: null, timed_out: false, limit: null, duration_ms: 9, changes: { status: "applied", created: 1, total_files: 1 } }, "[command] exit_code=0 timed_out=false limit=- signal=- duration_ms=9 changes=applied", 0],
+    [{ exit_code: 2, signal: null, timed_out: false, limit: null, duration_ms: 9, changes: { status: "applied", total_files: 0 } }, "[command] exit_code=2 timed_out=false limit=- signal=- duration_ms=9", 2],
     [
       { exit_code: 0, signal: null, timed_out: false, limit: null, duration_ms: 9, changes: { status: "held", deleted: 60, hold_reasons: ["deletes 60 files (more than 50)"] } },
       "[command] exit_code=0 timed_out=false limit=- signal=- duration_ms=9 changes=held\n[changes] held for a reviewer, not applied to the workspace yet: deletes 60 files (more than 50)",
