@@ -319,14 +319,7 @@ export interface GrantRow {
 }
 
 /** A new grant to store: an allow rule with its scope, expiry (ms since the epoch) and origin. */
-export interface NewGrantRow {
-  id: string;
-  priority: number;
-  tool: string;
-  pathGlob: string | null;
-  command: string | null;
-  decision: Decision;
-  note: string | null;
+export interface NewGrantRow extends Pick<PolicyRuleData, "id" | "priority" | "tool" | "pathGlob" | "command" | "decision" | "note"> {
   workspaceId: string;
   sessionId: string | null;
   expiresAt: number;
