@@ -4,6 +4,7 @@ import { constants as fsConstants, createReadStream, type Stats } from "node:fs"
 import fs from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
+import { displayBytes } from "@/lib/exec/workspace-secrets";
 
 /**
  * Reads the change set a command left in an overlayfs upper layer, compared with the real
@@ -98,10 +99,6 @@ function utf8Name(name: Buffer): string | null {
   }
 }
 
-/** A name for people to read: printable ASCII as it is, every other byte as `\xNN`. */
-function escapedName(name: Buffer): string {
-  return [...name].map((b) => (b >= 0x20 && b < 0x7f && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, "0")}`)).join("");
-}
 
 /**
  * Why an entry whose name is not UTF-8 is left out: every later step (diff, audit rows, apply,
@@ -127,7 +124,7 @@ async function namesIn(dir: string, rel: string, out: ReadResult, reason: string
       continue;
     }
     left++;
-    if (reason) out.skipped.push({ path: rel ? `${rel}/${escapedName(raw)}` : escapedName(raw), reason });
+    if (reason) out.skipped.push({ path: rel ? `${rel}/${displayBytes(raw)}` : displayBytes(raw), reason });
   }
   return { names, left };
 }
@@ -353,7 +350,7 @@ async function deleteHiddenBelow(upper: string, root: string, rel: string, out: 
     if (upperNames.has(raw.toString("latin1"))) continue;
     const name = utf8Name(raw);
     if (name === null) {
-      out.skipped.push({ path: `${rel}/${escapedName(raw)}`, reason: NOT_UTF8_KEPT });
+      out.skipped.push({ path: `${rel}/${displayBytes(raw)}`, reason: NOT_UTF8_KEPT });
       continue;
     }
     const p = `${rel}/${name}`;
