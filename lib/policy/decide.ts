@@ -1,7 +1,7 @@
 import { classifyCommandLine } from "@/lib/policy/command-policy";
 import { liftByPathGrant } from "@/lib/policy/grants";
 import { activeRules, bySeverityDesc, combineRuleOptions, isToolRule, ruleGlobMatches, maxDecision, ruleRef } from "@/lib/policy/rule-match";
-import fs from "node:fs/promises";
+import fs from "node:fs";
 import path from "node:path";
 import { FILE_WRITE_TOOLS, largeChangeReason, PRESETS, type PresetSpec } from "@/lib/policy/presets";
 import { RiskSet } from "@/lib/policy/risks";
@@ -150,7 +150,7 @@ export async function insideGitDirectory(workspaceRoot: string, rel: string): Pr
     // The file being written counts as there: the write that completes the shape asks too.
     const inside = parts.slice(n);
     const writes = (name: string, asDir: boolean) => inside[0] === name && (asDir ? inside.length > 1 : inside.length === 1);
-    const [head, objects, refs, commondir] = await Promise.all(["HEAD", "objects", "refs", "commondir"].map((f) => fs.lstat(path.join(/*turbopackIgnore: true*/ dir, f)).catch(() => null)));
+    const [head, objects, refs, commondir] = ["HEAD", "objects", "refs", "commondir"].map((f) => lstatOrNull(path.join(/*turbopackIgnore: true*/ dir, f)));
     const hasHead = head?.isFile() || writes("HEAD", false);
     const hasObjects = objects?.isDirectory() || writes("objects", true);
     const hasRefs = refs?.isDirectory() || writes("refs", true);
@@ -160,11 +160,23 @@ export async function insideGitDirectory(workspaceRoot: string, rel: string): Pr
   return null;
 }
 
+/**
+ * `lstat` of a path, or null when it cannot be read (missing, a parent is a file). Synchronous:
+ * a name-cache lookup of about a microsecond, against about 25 µs through the thread pool.
+ */
+function lstatOrNull(p: string): fs.Stats | null {
+  try {
+    return fs.lstatSync(p);
+  } catch {
+    return null;
+  }
+}
+
 /** The paths among `paths` that are existing regular files with more than one hard link. */
 async function hardLinked(workspaceRoot: string, paths: string[]): Promise<Array<{ path: string; links: number }>> {
   const out: Array<{ path: string; links: number }> = [];
   for (const p of paths) {
-    const st = await fs.lstat(path.join(workspaceRoot, p)).catch(() => null);
+    const st = lstatOrNull(path.join(/*turbopackIgnore: true*/ workspaceRoot, p));
     if (st?.isFile() && st.nlink > 1) out.push({ path: p, links: st.nlink });
   }
   return out;

@@ -1,8 +1,8 @@
-import type { FileHandle } from "node:fs/promises";
 import { z } from "zod";
 import { ToolError } from "@/lib/errors";
 import { defineTool, type ToolContext } from "@/lib/tools/define-tool";
 import { openForRead, resolveInWorkspace } from "@/lib/workspace/fence";
+import type { FencedFile } from "@/lib/workspace/fenced-file";
 import { detectBom } from "@/lib/workspace/text";
 import { sliceCodePoints } from "@/lib/unicode";
 import { FORMATS, parseData, writeData, type Format } from "@/lib/transform/convert";
@@ -141,11 +141,12 @@ async function loadInput(input: string, ctx: ToolContext): Promise<{ text: strin
 }
 
 /** Reads the file to its end, or until more than `max` bytes came (it may grow while being read). */
-async function readAtMost(handle: FileHandle, max: number): Promise<Buffer> {
+async function readAtMost(handle: FencedFile, max: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let total = 0;
   while (total < max) {
-    const { bytesRead, buffer } = await handle.read({ buffer: Buffer.alloc(Math.min(1 << 16, max - total)), position: total });
+    const buffer = Buffer.alloc(Math.min(1 << 16, max - total));
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, total);
     if (bytesRead === 0) break;
     chunks.push(buffer.subarray(0, bytesRead));
     total += bytesRead;

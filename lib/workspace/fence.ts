@@ -1,7 +1,8 @@
-import { constants as fsConstants, type Stats } from "node:fs";
+import fsSync, { constants as fsConstants, type Stats } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@/lib/errors";
+import { FencedFile } from "@/lib/workspace/fenced-file";
 import type { Workspace } from "@/lib/workspace/types";
 
 /**
@@ -20,6 +21,12 @@ import type { Workspace } from "@/lib/workspace/types";
  *   symlink (absolute, relative, chained, dangling) like the kernel would; the resulting
  *   canonical path (realpath of the nearest existing ancestor + the missing tail) must lie
  *   inside the root, by path components, never by string prefix.
+ *
+ * The walk and the checks of an opened file use synchronous `lstat`/`readlink`/`stat`/`realpath`
+ * calls: each is a lookup in the kernel's name cache, about a microsecond, where the same call
+ * through the thread pool (`fs/promises`) costs about 25 µs of CPU and a round trip of the event
+ * loop; a small read makes about a dozen of them. A workspace on a network file system that
+ * stops answering stalls these calls either way (the thread pool has four threads).
  *
  * Reasons of `path_outside_workspace` (C01, C02, C03): "lexical" when the path leaves the root
  * before any symlink is looked at; "symlink" when the file itself, or the existing directory it is
@@ -162,7 +169,7 @@ function errnoOf(err: unknown): string | undefined {
  * like the kernel does (`..` in a link target applies to the link's physical directory). The
  * first component that does not exist ends the walk; the rest is joined as the missing tail.
  */
-async function walk(start: string, parts: string[], state: WalkState): Promise<Walk> {
+function walk(start: string, parts: string[], state: WalkState): Walk {
   let cur = start;
   let viaSymlink = false;
   for (let i = 0; i < parts.length; i++) {
@@ -175,7 +182,7 @@ async function walk(start: string, parts: string[], state: WalkState): Promise<W
     const next = path.join(cur, comp);
     let st;
     try {
-      st = await fs.lstat(next);
+      st = fsSync.lstatSync(next);
     } catch (err) {
       if (errnoOf(err) === "ENOENT") return missingTail(cur, parts.slice(i), viaSymlink, state);
       if (errnoOf(err) === "ENOTDIR") {
@@ -193,9 +200,9 @@ async function walk(start: string, parts: string[], state: WalkState): Promise<W
     if (++state.hops > MAX_SYMLINK_HOPS) {
       throw invalid("symlink_loop", "Too many levels of symbolic links (a symlink loop).", state.raw);
     }
-    const target = await fs.readlink(next);
+    const target = fsSync.readlinkSync(next);
     const rest = [...target.split("/"), ...parts.slice(i + 1)];
-    const sub = await walk(path.isAbsolute(target) ? "/" : cur, rest, state);
+    const sub = walk(path.isAbsolute(target) ? "/" : cur, rest, state);
     return { ...sub, viaSymlink: true };
   }
   return { absolute: cur, exists: true, missingDepth: 0, viaSymlink };
@@ -206,10 +213,10 @@ async function walk(start: string, parts: string[], state: WalkState): Promise<W
  * tail is simply appended; a `..` after a missing name (only possible from a link target) is
  * applied lexically and the result is walked again from `/`, so the returned path is canonical.
  */
-async function missingTail(cur: string, tail: string[], viaSymlink: boolean, state: WalkState): Promise<Walk> {
+function missingTail(cur: string, tail: string[], viaSymlink: boolean, state: WalkState): Walk {
   const names = tail.filter((c) => c !== "" && c !== ".");
   if (names.includes("..")) {
-    const again = await walk("/", path.resolve(cur, ...names).split("/"), state);
+    const again = walk("/", path.resolve(cur, ...names).split("/"), state);
     return { ...again, viaSymlink: viaSymlink || again.viaSymlink };
   }
   return { absolute: path.join(cur, ...names), exists: false, missingDepth: names.length, viaSymlink };
@@ -246,8 +253,8 @@ function lexicalRelative(ws: Workspace, raw: string): { lexical: string; relativ
   return { lexical, relative: null };
 }
 
-async function kindOf(absolute: string): Promise<FencedPath["kind"]> {
-  const st = await fs.stat(absolute);
+function kindOf(absolute: string): FencedPath["kind"] {
+  const st = fsSync.statSync(absolute);
   if (st.isFile()) return "file";
   if (st.isDirectory()) return "directory";
   return "other";
@@ -274,19 +281,19 @@ export async function resolveInWorkspace(ws: Workspace, raw: string): Promise<Fe
   const parts = relative === "" ? [] : relative.split(path.sep);
   const state: WalkState = { hops: 0, raw };
   try {
-    const parent = await walk(ws.root, parts.slice(0, -1), state);
+    const parent = walk(ws.root, parts.slice(0, -1), state);
     if (!isInside(ws.root, parent.absolute)) {
       const reason = parent.exists ? "symlink" : "parent_symlink";
       throw outside(reason, raw, path.join(parent.absolute, ...parts.slice(-1)), ws);
     }
-    const full = parts.length === 0 ? parent : await finish(parent, parts[parts.length - 1], state);
+    const full = parts.length === 0 ? parent : finish(parent, parts[parts.length - 1], state);
     if (!isInside(ws.root, full.absolute)) throw outside("symlink", raw, full.absolute, ws);
     return {
       raw,
       relative: path.relative(ws.root, full.absolute).split(path.sep).join("/"),
       absolute: full.absolute,
       exists: full.exists,
-      kind: full.exists ? await kindOf(full.absolute) : "missing",
+      kind: full.exists ? kindOf(full.absolute) : "missing",
       viaSymlink: full.viaSymlink,
       missingDepth: full.missingDepth,
     };
@@ -306,12 +313,21 @@ export async function resolveInWorkspace(ws: Workspace, raw: string): Promise<Fe
   }
 }
 
+/** `fn()`, or null when it throws (a path that vanished or changed is judged by the caller). */
+function quiet<T>(fn: () => T): T | null {
+  try {
+    return fn();
+  } catch {
+    return null;
+  }
+}
+
 /** Resolves the last component from its (already resolved) parent. */
-async function finish(parent: Walk, last: string, state: WalkState): Promise<Walk> {
+function finish(parent: Walk, last: string, state: WalkState): Walk {
   if (!parent.exists) {
     return { ...parent, absolute: path.join(parent.absolute, last), missingDepth: parent.missingDepth + 1 };
   }
-  const leaf = await walk(parent.absolute, [last], state);
+  const leaf = walk(parent.absolute, [last], state);
   return { ...leaf, viaSymlink: parent.viaSymlink || leaf.viaSymlink };
 }
 
@@ -323,12 +339,10 @@ async function finish(parent: Walk, last: string, state: WalkState): Promise<Wal
  * @returns the handle's own stat (the opened file's)
  * @throws ToolError `path_outside_workspace` (reason "symlink", `detail.race: true`) on mismatch
  */
-export async function assertHandleIsFenced(ws: Workspace, fenced: FencedPath, handle: fs.FileHandle): Promise<Stats> {
-  const [opened, now, real] = await Promise.all([
-    handle.stat(),
-    fs.lstat(fenced.absolute).catch(() => null),
-    fs.realpath(fenced.absolute).catch(() => null),
-  ]);
+export async function assertHandleIsFenced(ws: Workspace, fenced: FencedPath, handle: FencedFile): Promise<Stats> {
+  const opened = handle.statNow();
+  const now = quiet(() => fsSync.lstatSync(fenced.absolute));
+  const real = quiet(() => fsSync.realpathSync.native(fenced.absolute));
   const same = now !== null && !now.isSymbolicLink() && now.dev === opened.dev && now.ino === opened.ino;
   if (!same || real !== fenced.absolute || !isInside(ws.root, real)) {
     throw new ToolError("path_outside_workspace", "The path changed (a symlink was swapped in) while it was being opened.", {
@@ -345,16 +359,17 @@ export async function assertHandleIsFenced(ws: Workspace, fenced: FencedPath, ha
 /**
  * Opens a fenced path for reading with `O_NOFOLLOW | O_NONBLOCK` (a symlink swapped in as the
  * final component fails instead of being followed; a FIFO does not block), then verifies the
- * handle with `assertHandleIsFenced`. The caller closes the handle.
+ * handle with `assertHandleIsFenced`. The caller closes the handle (`FencedFile.close`).
  *
  * @throws ToolError `not_found` (missing), `is_directory`, `path_invalid` (reason "not_regular_file"
  *   for devices, sockets, FIFOs), `path_outside_workspace` (reason "symlink", race)
  */
-export async function openForRead(ws: Workspace, fenced: FencedPath): Promise<fs.FileHandle> {
+export async function openForRead(ws: Workspace, fenced: FencedPath): Promise<FencedFile> {
   if (!fenced.exists) throw new ToolError("not_found", `No such file: ${fenced.relative}`, { path: fenced.relative });
-  let handle: fs.FileHandle;
+  let handle: FencedFile;
   try {
-    handle = await fs.open(fenced.absolute, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+    // O_NONBLOCK: the open itself never waits (a FIFO), so it can be a synchronous call.
+    handle = new FencedFile(fsSync.openSync(fenced.absolute, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK));
   } catch (err) {
     const code = errnoOf(err);
     if (code === "ENOENT") throw new ToolError("not_found", `No such file: ${fenced.relative}`, { path: fenced.relative });

@@ -1,6 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import { createHash, type Hash } from "node:crypto";
-import type { FileHandle } from "node:fs/promises";
+import type { Stats } from "node:fs";
 import { ToolError } from "@/lib/errors";
 import { getLineIndex, LINE_INDEX_STEP, putLineIndex, type LineIndex } from "@/lib/workspace/line-index";
 import {
@@ -15,6 +15,15 @@ import {
 import { SNIFF_BYTES, sniffText, type Sniffed } from "@/lib/workspace/read-sniff";
 import type { Eol, TextEncoding } from "@/lib/workspace/text";
 import { sliceCodePoints } from "@/lib/unicode";
+
+/**
+ * What reading a page needs of an open file: its stat and positional reads. `FencedFile`
+ * (lib/workspace/fenced-file.ts, what `openForRead` returns) and `fs/promises`' FileHandle both fit.
+ */
+export interface ReadableFile {
+  stat(): Promise<Stats>;
+  read(buffer: Buffer, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
+}
 
 /**
  * Paged, streaming text reads (read_file; docs/field-cases.md C10, C11, C12).
@@ -92,7 +101,7 @@ export interface Page {
 }
 
 /** Reads `length` bytes at `position` into `buf` unless the file ends first; returns bytes read. */
-async function readFully(handle: FileHandle, buf: Buffer, length: number, position: number): Promise<number> {
+async function readFully(handle: ReadableFile, buf: Buffer, length: number, position: number): Promise<number> {
   let got = 0;
   while (got < length) {
     const { bytesRead } = await handle.read(buf, got, length - got, position + got);
@@ -291,7 +300,7 @@ function completeUtf8Length(buf: Buffer): number {
  * the exact line count).
  */
 async function scanLines(
-  handle: FileHandle,
+  handle: ReadableFile,
   size: number,
   units: Units,
   from: number,
@@ -393,7 +402,7 @@ function byteBudget(maxChars: number): number {
  * later byte is not, the encoding is chosen again from the bytes around that byte, and a second
  * pass is made if another encoding decodes them.
  */
-async function fullPass(handle: FileHandle, req: PageRequest, page: PageCollector): Promise<{ index: LineIndex; page: PageCollector }> {
+async function fullPass(handle: ReadableFile, req: PageRequest, page: PageCollector): Promise<{ index: LineIndex; page: PageCollector }> {
   const st = await handle.stat();
   const sample = Buffer.alloc(Math.min(SNIFF_BYTES, st.size));
   const got = await readFully(handle, sample, sample.length, 0);
@@ -417,7 +426,7 @@ async function fullPass(handle: FileHandle, req: PageRequest, page: PageCollecto
   return { index, page };
 }
 
-async function passWith(handle: FileHandle, size: number, sniffed: Sniffed, bom: Buffer, req: PageRequest, page: PageCollector) {
+async function passWith(handle: ReadableFile, size: number, sniffed: Sniffed, bom: Buffer, req: PageRequest, page: PageCollector) {
   const builder = new IndexBuilder(sniffed, bom);
   const total = await scanLines(handle, size, unitsOf(sniffed), sniffed.bomLength, 0, page, builder, req.signal);
   return { index: builder.finish(total), invalidAt: builder.firstInvalidChunk() };
@@ -427,7 +436,7 @@ async function passWith(handle: FileHandle, size: number, sniffed: Sniffed, bom:
  * The encoding of a file whose start is valid UTF-8 but whose bytes near `invalidAt` are not:
  * chosen from a window around that chunk (whole lines), or null when nothing but UTF-8 fits.
  */
-async function reconsider(handle: FileHandle, size: number, invalidAt: number, opts: { requested: string | null; legacy: string | null }): Promise<Sniffed | null> {
+async function reconsider(handle: ReadableFile, size: number, invalidAt: number, opts: { requested: string | null; legacy: string | null }): Promise<Sniffed | null> {
   const start = Math.max(0, invalidAt - DETECTION_SAMPLE_BYTES / 2);
   const window = Buffer.alloc(Math.min(DETECTION_SAMPLE_BYTES * 2, size - start));
   const got = await readFully(handle, window, window.length, start);
@@ -462,7 +471,7 @@ function checkOffset(offset: number, totalLines: number): void {
  *   line count and `offset` > 0 (an empty file read at offset 0 is an empty page, C12);
  *   `binary_file` / `encoding_unsupported` from sniffing (C10) or a NUL in the returned lines
  */
-export async function readPage(handle: FileHandle, req: PageRequest): Promise<Page> {
+export async function readPage(handle: ReadableFile, req: PageRequest): Promise<Page> {
   const st = await handle.stat();
   const page = new PageCollector(req.offset, req.offset + req.limit, byteBudget(req.maxChars));
   let index = getLineIndex(st);
