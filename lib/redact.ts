@@ -215,30 +215,36 @@ export function redactText(text: string): string {
 }
 
 /**
- * Digests (sha256) of texts found to hold no secret under the current server secrets: the same
- * short texts (tool names, paths, reasons, a file read twice) come back on every call, and a
- * digest is far cheaper than the table's scans. Only digests are kept, never the text.
+ * Texts found to hold no secret under the current server secrets: the same short texts (tool
+ * names, paths, reasons, a file read twice) come back on every call, and a lookup is far cheaper
+ * than the table's scans. A text up to `MEMO_SHORT_TEXT` characters is kept as itself (a Set
+ * lookup costs less than hashing it); a longer one only as its digest (sha256), never the text.
  */
 interface CleanMemo {
   re: RegExp | null;
+  short: Set<string>;
   digests: Set<string>;
 }
-let cleanMemo: CleanMemo = { re: null, digests: new Set() };
+let cleanMemo: CleanMemo = { re: null, short: new Set(), digests: new Set() };
 /** Texts longer than this (characters) are scanned every time. */
 const MEMO_MAX_TEXT = 65_536;
-/** Most digests kept before the memo starts afresh. */
+/** Texts up to this long (characters) are remembered as themselves, longer ones as digests. */
+const MEMO_SHORT_TEXT = 256;
+/** Most entries kept in each set before it starts afresh. */
 const MEMO_MAX_ENTRIES = 50_000;
 
 function redactTextWith(store: ServerSecretStore, text: string): string {
   if (text.length === 0) return text;
   if (text.length > MEMO_MAX_TEXT) return scanText(store, text);
-  if (cleanMemo.re !== store.re) cleanMemo = { re: store.re, digests: new Set() };
-  const digest = crypto.createHash("sha256").update(text).digest("base64");
-  if (cleanMemo.digests.has(digest)) return text;
+  if (cleanMemo.re !== store.re) cleanMemo = { re: store.re, short: new Set(), digests: new Set() };
+  const short = text.length <= MEMO_SHORT_TEXT;
+  const key = short ? text : crypto.createHash("sha256").update(text).digest("base64");
+  const known = short ? cleanMemo.short : cleanMemo.digests;
+  if (known.has(key)) return text;
   const out = scanText(store, text);
   if (out === text) {
-    if (cleanMemo.digests.size >= MEMO_MAX_ENTRIES) cleanMemo.digests.clear();
-    cleanMemo.digests.add(digest);
+    if (known.size >= MEMO_MAX_ENTRIES) known.clear();
+    known.add(key);
   }
   return out;
 }

@@ -97,6 +97,18 @@ export function allowedHosts(config: Pick<Config, "publicUrl" | "host" | "allowe
   return { names, hostPorts };
 }
 
+/** `allowedHosts` of each configuration object, computed once (a configuration is not changed in place). */
+const allowedByConfig = new WeakMap<object, Allowed>();
+
+function allowedHostsOf(config: Pick<Config, "publicUrl" | "host" | "allowedHosts">): Allowed {
+  let allowed = allowedByConfig.get(config);
+  if (!allowed) {
+    allowed = allowedHosts(config);
+    allowedByConfig.set(config, allowed);
+  }
+  return allowed;
+}
+
 /** True when `authority` (`host[:port]`, as in a Host header or an origin's host) is allowed. */
 export function isAllowedAuthority(authority: string, allowed: Allowed, defaultPort = "80"): boolean {
   const parsed = canonicalHost(authority);
@@ -113,7 +125,7 @@ export function isAllowedAuthority(authority: string, allowed: Allowed, defaultP
  * @returns null when the request may proceed, else which header failed and why.
  */
 export function checkHostAndOrigin(headers: Headers, config: Pick<Config, "publicUrl" | "host" | "allowedHosts"> = getConfig()): HostCheckFailure | null {
-  const allowed = allowedHosts(config);
+  const allowed = allowedHostsOf(config);
   const host = headers.get("host");
   if (host === null || host.trim() === "") return { header: "host", value: host, reason: "the request has no Host header" };
   if (!isAllowedAuthority(host.trim(), allowed)) return { header: "host", value: host, reason: "the Host header does not name this gateway" };
