@@ -14,15 +14,31 @@ export function newId(prefix: string): string {
     head = ALPHABET[time % 32] + head;
     time = Math.floor(time / 32);
   }
-  const bytes = crypto.randomBytes(16);
+  return `${prefix}_${head}${randomTail()}`;
+}
+
+const idPool = Buffer.alloc(4096);
+let idPoolOffset = idPool.length;
+
+/**
+ * 16 random base32 characters for an id, from a 4 KiB pool refilled from the system's CSPRNG
+ * when used up: one `getrandom` per 256 ids instead of one per id (about 3.5 µs each). Secrets
+ * (`newSecret`) never come from this pool.
+ */
+function randomTail(): string {
+  if (idPoolOffset + 16 > idPool.length) {
+    crypto.randomFillSync(idPool);
+    idPoolOffset = 0;
+  }
   let tail = "";
-  for (const b of bytes) tail += ALPHABET[b % 32];
-  return `${prefix}_${head}${tail}`;
+  for (let i = idPoolOffset; i < idPoolOffset + 16; i++) tail += ALPHABET[idPool[i] % 32];
+  idPoolOffset += 16;
+  return tail;
 }
 
 /** sha256 of bytes or UTF-8 text, lower-case hex. */
 export function sha256Hex(data: string | Uint8Array): string {
-  return crypto.createHash("sha256").update(data).digest("hex");
+  return crypto.hash("sha256", data, "hex");
 }
 
 /** A random secret token `<prefix>_<43 base64url chars>` (256 bits). */

@@ -98,6 +98,19 @@ export function eventHashInput(prevHash: string, e: { seq: number; type: string;
   return `${prevHash}\n${canonicalJson({ seq: e.seq, type: e.type, callId: e.callId, actor: e.actor, data: JSON.parse(e.dataJson), createdAt: e.createdAt })}`;
 }
 
+/**
+ * `eventHashInput` of an event whose `dataJson` is already canonical JSON (as the writer makes
+ * it): the same bytes, built without parsing the data and serialising it again. The hashed
+ * object's canonical form has its keys in code-unit order: actor, callId, createdAt, data, seq,
+ * type; and canonical JSON read and written again is unchanged, so `data` goes in as it is.
+ */
+export function canonicalEventHashInput(prevHash: string, e: { seq: number; type: string; callId: string | null; actor: string; dataJson: string; createdAt: Date }): string {
+  return (
+    `${prevHash}\n{"actor":${JSON.stringify(e.actor)},"callId":${JSON.stringify(e.callId)},"createdAt":${JSON.stringify(e.createdAt.toISOString())},` +
+    `"data":${e.dataJson},"seq":${JSON.stringify(e.seq)},"type":${JSON.stringify(e.type)}}`
+  );
+}
+
 interface Pending {
   op: WriteOp;
   resolve: (r: WriteResult) => void;
@@ -242,7 +255,7 @@ class ChainCursor {
     const dataJson = canonicalJson(input.data ?? {});
     const callId = input.callId ?? null;
     const prevHash = this.hash;
-    this.hash = sha256Hex(eventHashInput(prevHash, { seq: this.seq, type: input.type, callId, actor: input.actor, dataJson, createdAt }));
+    this.hash = sha256Hex(canonicalEventHashInput(prevHash, { seq: this.seq, type: input.type, callId, actor: input.actor, dataJson, createdAt }));
     this.rows.push({ seq: this.seq, type: input.type, callId, actor: input.actor, dataJson, createdAt, prevHash, hash: this.hash });
     return { seq: this.seq, type: input.type, callId, actor: input.actor, data: JSON.parse(dataJson), createdAt: createdAt.toISOString() };
   }
