@@ -57,7 +57,7 @@ function writeReport(): void {
     `|---${"|---".repeat(HEADER.split("|").length - 2)}|`,
     ...rows,
     "",
-    "The statements, by step (`--statements` lists them): each audit writer transaction is BEGIN, a read of the chain's last event and of the signed head, the row change (the ToolCall INSERT, with a status change of the same batch folded into it, or a status UPDATE), an event INSERT per audit write, then the head upsert and COMMIT; a read's three audit writes (received, running, outcome) take two transactions, a write's or a command's three. write_file adds about three Prisma statements of its own (the backup row, and the blob's lookup and insert unless the same content is stored already); the few SELECTs of agent, workspace and rules are the one-second caches refilling.",
+    "The statements, by step (`--statements` lists them): on SQLite each audit writer transaction is BEGIN, a read of the chain's last event and of the signed head, the row change (the ToolCall INSERT, with a status change of the same batch folded into it, or a status UPDATE), an event INSERT per audit write, then the head upsert and COMMIT, all prepared statements in process. On PostgreSQL, where each statement is a round trip, a transaction is three of them plus one per status UPDATE: BEGIN with the advisory lock and both reads in one multi-statement query, one statement writing every row (the calls inserted, the events, the head and the announcements, as data-modifying CTEs), and COMMIT. A read's three audit writes (received, running, outcome) take two transactions, a write's or a command's three. write_file adds about three Prisma statements of its own (the backup row, and the blob's lookup and insert unless the same content is stored already); the few SELECTs of agent, workspace and rules are the one-second caches refilling.",
     "",
   ].join("\n");
   fs.writeFileSync(path.join(ROOT, "docs/BENCHMARKS-profile.md"), md);
@@ -109,7 +109,8 @@ async function main() {
   let counting = false;
   (globalThis as unknown as { agentReachSqlTrace?: (sql: string, origin: string) => void }).agentReachSqlTrace = (sql, origin) => {
     if (!counting) return;
-    const kind = sql.trim().split(/\s+/)[0].toUpperCase();
+    // A multi-statement query (the PostgreSQL writer's "BEGIN; SELECT …") counts as its first statement.
+    const kind = sql.trim().split(/\s+/)[0].toUpperCase().replace(/;$/, "");
     kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
     origins.set(origin, (origins.get(origin) ?? 0) + 1);
     if (listStatements) {

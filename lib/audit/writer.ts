@@ -274,26 +274,41 @@ class ChainCursor {
  * parameterised SQL in one transaction. A transaction-scoped advisory lock serialises writers
  * across instances; the events are announced to the other instances (pg_notify) inside the same
  * transaction, so they hear of exactly what was committed, at commit.
+ *
+ * Round trips, since each is a wait on the server: one for BEGIN, the lock and the reads of the
+ * chain's end and the signed head (a multi-statement simple query; each statement takes its own
+ * snapshot, so the reads see every commit made before the lock was granted), one per status
+ * UPDATE (its row count decides the event), one statement for every row the batch writes (the
+ * calls inserted, the events, the head, the announcements, as data-modifying CTEs), and COMMIT.
  */
 async function commitPg(ops: WriteOp[]): Promise<WriteResult[]> {
   const client = await pgWriterPool().connect();
   let broken: Error | undefined;
   try {
-    await client.query("BEGIN");
     try {
-      await client.query(`SELECT pg_advisory_xact_lock(${EVENT_CHAIN_LOCK})`);
+      const opened = (await client.query(
+        `BEGIN; SELECT pg_advisory_xact_lock(${EVENT_CHAIN_LOCK}); ` +
+          `SELECT "seq", "hash" FROM "Event" ORDER BY "seq" DESC LIMIT 1; ` +
+          `SELECT "value" FROM "Setting" WHERE "key" = '${HEAD_SETTING}'`,
+      )) as unknown as Array<{ rows: Record<string, unknown>[] }>;
+      const last = opened[2].rows[0] as { seq: number | string; hash: string } | undefined;
+      const headRow = opened[3].rows[0] as { value: string } | undefined;
       const { rows: inserts, folded } = foldIntoInserts(ops);
-      for (const row of inserts) {
-        const cols = Object.keys(row).filter((k) => (row as Record<string, unknown>)[k] !== undefined);
-        await client.query(
-          `INSERT INTO "ToolCall" (${cols.map((c) => `"${c}"`).join(", ")}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(", ")})`,
-          cols.map((c) => pgValue((row as Record<string, unknown>)[c])),
-        );
-      }
-      const last = (await client.query<{ seq: number; hash: string }>(`SELECT "seq", "hash" FROM "Event" ORDER BY "seq" DESC LIMIT 1`)).rows[0];
-      const headRow = (await client.query<{ value: string }>(`SELECT "value" FROM "Setting" WHERE "key" = $1`, [HEAD_SETTING])).rows[0];
       const lastSeq = last ? Number(last.seq) : null;
       const chain = new ChainCursor(lastSeq ?? 0, last?.hash ?? GENESIS_HASH);
+      const statement = pgStatement();
+      const insertRows = () => {
+        for (const row of inserts) {
+          const cols = Object.keys(row).filter((k) => (row as Record<string, unknown>)[k] !== undefined);
+          statement.writes.push(`INSERT INTO "ToolCall" (${cols.map((c) => `"${c}"`).join(", ")}) VALUES (${cols.map((c) => statement.param((row as Record<string, unknown>)[c])).join(", ")})`);
+        }
+      };
+      // A status change that was not folded may be of a call this batch inserts: its row must exist first.
+      const updatesAhead = ops.some((op, i) => op.kind === "transition" && !folded.has(i));
+      if (updatesAhead && inserts.length > 0) {
+        insertRows();
+        await statement.run(client);
+      }
       const results: WriteResult[] = [];
       for (const [i, op] of ops.entries()) {
         if (op.kind === "transition" && !folded.has(i)) {
@@ -310,22 +325,21 @@ async function commitPg(ops: WriteOp[]): Promise<WriteResult[]> {
         }
         results.push({ applied: true, event: chain.append(op.event) });
       }
+      if (!updatesAhead) insertRows();
       const value = chain.headValue(headRow?.value, lastSeq);
       if (value !== null) {
-        const params: unknown[] = [];
-        const tuples = chain.rows.map((r) => {
-          const at = params.length;
-          params.push(r.seq, r.type, r.callId, r.actor, r.dataJson, pgValue(r.createdAt), r.prevHash, r.hash);
-          return `(${Array.from({ length: 8 }, (_, k) => `$${at + k + 1}`).join(", ")})`;
-        });
-        await client.query(`INSERT INTO "Event" ("seq", "type", "callId", "actor", "dataJson", "createdAt", "prevHash", "hash") VALUES ${tuples.join(", ")}`, params);
-        await client.query(
-          `INSERT INTO "Setting" ("key", "value", "updatedAt") VALUES ($1, $2, $3) ON CONFLICT ("key") DO UPDATE SET "value" = excluded."value", "updatedAt" = excluded."updatedAt"`,
-          [HEAD_SETTING, value, pgValue(new Date())],
+        const { param } = statement;
+        const tuples = chain.rows.map((r) => `(${[r.seq, r.type, r.callId, r.actor, r.dataJson, r.createdAt, r.prevHash, r.hash].map(param).join(", ")})`);
+        statement.writes.push(`INSERT INTO "Event" ("seq", "type", "callId", "actor", "dataJson", "createdAt", "prevHash", "hash") VALUES ${tuples.join(", ")}`);
+        statement.writes.push(
+          `INSERT INTO "Setting" ("key", "value", "updatedAt") VALUES (${param(HEAD_SETTING)}, ${param(value)}, ${param(new Date())}) ` +
+            `ON CONFLICT ("key") DO UPDATE SET "value" = excluded."value", "updatedAt" = excluded."updatedAt"`,
         );
         const events = results.flatMap((r) => (r.event ? [r.event] : []));
-        for (const payload of announcementPayloads(events)) await client.query(`SELECT pg_notify($1, $2)`, [ANNOUNCE_CHANNEL, payload]);
+        const channel = param(ANNOUNCE_CHANNEL);
+        for (const payload of announcementPayloads(events)) statement.selects.push(`pg_notify(${channel}, ${param(payload)})`);
       }
+      await statement.run(client);
       await client.query("COMMIT");
       return results;
     } catch (err) {
@@ -341,6 +355,33 @@ async function commitPg(ops: WriteOp[]): Promise<WriteResult[]> {
     // A connection whose rollback failed, or that failed as unreachable, is discarded, not reused.
     client.release(broken);
   }
+}
+
+/**
+ * Rows to write in one statement: each write a data-modifying CTE (they all run, with one
+ * snapshot, whether or not the final SELECT reads them), then a SELECT of `selects` (the
+ * announcements). `run` sends it when there is anything to send, then starts afresh.
+ */
+function pgStatement(): { writes: string[]; selects: string[]; param: (v: unknown) => string; run: (client: { query: (text: string, values: unknown[]) => Promise<unknown> }) => Promise<void> } {
+  let params: unknown[] = [];
+  const st = {
+    writes: [] as string[],
+    selects: [] as string[],
+    param: (v: unknown) => {
+      params.push(pgValue(v));
+      return `$${params.length}`;
+    },
+    async run(client: { query: (text: string, values: unknown[]) => Promise<unknown> }) {
+      if (st.writes.length === 0 && st.selects.length === 0) return;
+      const text = `${st.writes.length > 0 ? `WITH ${st.writes.map((w, k) => `w${k} AS (${w})`).join(", ")} ` : ""}SELECT ${st.selects.length > 0 ? st.selects.join(", ") : "1"}`;
+      const values = params;
+      st.writes = [];
+      st.selects = [];
+      params = [];
+      await client.query(text, values);
+    },
+  };
+  return st;
 }
 
 /**
