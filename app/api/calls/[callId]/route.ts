@@ -13,7 +13,8 @@ import { heldEnvelope } from "@/lib/effects/call-hooks";
  * Auth: the agent token that made the call (another agent's call answers 404 `not_found`, as an
  * unknown id does, so its existence is not confirmed), or a reviewer credential (any call).
  * Response: once finished, the same envelope the tool call returned (same HTTP status) plus
- * `call` (tool, status, decision, timings); before that, 202 with `approval_pending` (601) and `call`.
+ * `call` (tool, status, decision, timings); before that, 202 with `approval_pending` (601) and `call`,
+ * its `detail.reasons` / `preset` / `rule` read from the verdict recorded with the call.
  * A call whose command ran and whose file changes are held for a reviewer is not finished: it
  * waits (and answers 202, `detail.effects` "held") until they are applied or discarded.
  */
@@ -33,7 +34,8 @@ export const GET = guardDoor(async function GET(req: Request, { params }: { para
     found = (await getCallWithResult(callId)) ?? found;
   }
   if (found.envelope) return envelopeResponse(found.envelope, {}, { call: found.summary });
-  // A held call (its command ran, its changes wait for a reviewer) says so in its 601.
+  // A held call (its command ran, its changes wait for a reviewer) says so in its 601. The reasons,
+  // preset and rule come from the verdict stored with the call, not from this process's memory.
   const held = found.summary.status === "pending" && (await heldEnvelope(callId)) !== null;
-  return envelopeResponse(pendingEnvelope(callId, undefined, held), {}, { call: found.summary });
+  return envelopeResponse(pendingEnvelope(callId, found.verdict ?? undefined, held), {}, { call: found.summary });
 });
