@@ -1,6 +1,7 @@
 import { json } from "@/lib/http/respond";
 import { listTools } from "@/lib/tools/registry";
 import { guardDoor } from "@/lib/http/door";
+import { refuseOtherMethods } from "@/lib/http/methods";
 
 /**
  * GET /api/tools — every tool with its JSON Schema (from the zod schema via `z.toJSONSchema`),
@@ -11,3 +12,6 @@ import { guardDoor } from "@/lib/http/door";
 export const GET = guardDoor(async function GET(_req: Request): Promise<Response> {
   return json({ tools: listTools() });
 });
+
+/** Every other method answers 405 `method_not_allowed` with an `Allow` header (lib/http/methods.ts). */
+export const { POST, PUT, DELETE, PATCH } = refuseOtherMethods(["GET"]);

@@ -6,6 +6,7 @@ import { requireAgentOrReviewer } from "@/lib/http/auth";
 import { envelopeResponse, errorResponse } from "@/lib/http/respond";
 import { guardDoor } from "@/lib/http/door";
 import { heldEnvelope } from "@/lib/effects/call-hooks";
+import { refuseOtherMethods } from "@/lib/http/methods";
 
 /**
  * GET /api/calls/{id}[?wait=N] — the status of a call; long-polls up to N seconds (bounded by
@@ -39,3 +40,6 @@ export const GET = guardDoor(async function GET(req: Request, { params }: { para
   const held = found.summary.status === "pending" && (await heldEnvelope(callId)) !== null;
   return envelopeResponse(pendingEnvelope(callId, found.verdict ?? undefined, held), {}, { call: found.summary });
 });
+
+/** Every other method answers 405 `method_not_allowed` with an `Allow` header (lib/http/methods.ts). */
+export const { POST, PUT, DELETE, PATCH } = refuseOtherMethods(["GET"]);
