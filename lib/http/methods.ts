@@ -3,8 +3,8 @@ import { failure } from "@/lib/result";
 import { json } from "@/lib/http/respond";
 
 /**
- * The HTTP methods a route of this app may be asked for. OPTIONS is not among them: Next.js
- * answers it for every route (204 with an `Allow` header naming the route's methods).
+ * The HTTP methods a route of this app may be asked for, besides OPTIONS (which every route
+ * answers with 204 and its `Allow` header, see `refuseOtherMethods`).
  */
 export const ROUTE_METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"] as const;
 export type RouteMethod = (typeof ROUTE_METHODS)[number];
@@ -46,17 +46,21 @@ export type RefusedMethod<A extends RouteMethod> = Exclude<RouteMethod, A | ("GE
 
 /**
  * Route handlers for every method of `ROUTE_METHODS` that a route does not implement, each
- * answering `methodNotAllowedResponse`, so that no method gets Next.js's own bodiless 405. A route
- * file exports them beside its own handlers:
- * `export const { GET, HEAD, PUT, DELETE, PATCH } = refuseOtherMethods(["POST"]);`
+ * answering `methodNotAllowedResponse`, so that no method gets Next.js's own bodiless 405; and
+ * OPTIONS, answering 204 with the route's `Allow` header (Next.js's own OPTIONS would list every
+ * exported handler, these refusals included). A route file exports them beside its own handlers:
+ * `export const { GET, HEAD, PUT, DELETE, PATCH, OPTIONS } = refuseOtherMethods(["POST"]);`
  * HEAD is left out where GET is allowed (Next.js answers HEAD with the GET handler); naming a
  * method the route implements is a type error.
  */
-export function refuseOtherMethods<const A extends RouteMethod>(allowed: readonly A[]): Record<RefusedMethod<A>, Handler> {
-  const refusals: Partial<Record<RouteMethod, Handler>> = {};
+export function refuseOtherMethods<const A extends RouteMethod>(allowed: readonly A[]): Record<RefusedMethod<A> | "OPTIONS", Handler> {
+  const taken: readonly RouteMethod[] = allowed;
+  const handlers: Partial<Record<RouteMethod | "OPTIONS", Handler>> = {
+    OPTIONS: async () => new Response(null, { status: 204, headers: { allow: allowHeader(allowed) } }),
+  };
   for (const method of ROUTE_METHODS) {
-    if ((allowed as readonly RouteMethod[]).includes(method) || (method === "HEAD" && (allowed as readonly RouteMethod[]).includes("GET"))) continue;
-    refusals[method] = async (req: Request) => methodNotAllowedResponse(req, allowed);
+    if (taken.includes(method) || (method === "HEAD" && taken.includes("GET"))) continue;
+    handlers[method] = async (req: Request) => methodNotAllowedResponse(req, allowed);
   }
-  return refusals as Record<RefusedMethod<A>, Handler>;
+  return handlers as Record<RefusedMethod<A> | "OPTIONS", Handler>;
 }

@@ -38,7 +38,7 @@ const SESSION_ID = /^[\x21-\x7e]{1,128}$/;
 
 /**
  * Answers one HTTP request to /api/mcp (GET, POST or DELETE).
- * @returns 405 `method_not_allowed` for GET (JSON envelope, `Allow: DELETE, OPTIONS, POST`); 401 without a valid agent token; 400 for a malformed `Mcp-Session-Id`;
+ * @returns 405 `method_not_allowed` for GET and HEAD (JSON envelope, `Allow: DELETE, OPTIONS, POST`); 401 without a valid agent token; 400 for a malformed `Mcp-Session-Id`;
  *   413/400 for an oversized or unparsable body; otherwise the transport's response (SSE stream or
  *   202), with a new `Mcp-Session-Id` on a successful `initialize` that came without one.
  */
@@ -46,7 +46,8 @@ export async function handleMcpRequest(req: Request): Promise<Response> {
   // proxy.ts checks every request already; the door checks again so it stays safe if mounted elsewhere.
   const refused = hostCheckResponse(req);
   if (refused) return refused;
-  if (req.method === "GET") {
+  // HEAD reaches this handler too (Next.js answers it with GET's).
+  if (req.method === "GET" || req.method === "HEAD") {
     return methodNotAllowedResponse(req, ["POST", "DELETE"]);
   }
   const auth = await requireAgent(req);

@@ -83,10 +83,15 @@ describe("a method a route does not take", () => {
     expect(checked).toBeGreaterThan(60);
   });
 
-  it("OPTIONS names the methods a route takes", async () => {
-    const res = await fetch(`${server.url}/api/agents`, { method: "OPTIONS" });
+  it.each([
+    ["/api/agents", "OPTIONS, POST"],
+    ["/api/tools", "GET, HEAD, OPTIONS"],
+    ["/api/tools/read_file", "OPTIONS, POST"],
+    ["/api/mcp", "DELETE, OPTIONS, POST"],
+  ])("OPTIONS %s names the methods it takes: %s", async (url, allow) => {
+    const res = await fetch(`${server.url}${url}`, { method: "OPTIONS" });
     expect(res.status).toBe(204);
-    expect(res.headers.get("allow")).toBe("OPTIONS, POST");
+    expect(res.headers.get("allow")).toBe(allow);
   });
 });
 

@@ -23,8 +23,15 @@ describe("refuseOtherMethods", () => {
     [["POST"], ["GET", "HEAD", "PUT", "DELETE", "PATCH"]],
     [["GET"], ["POST", "PUT", "DELETE", "PATCH"]],
     [["POST", "DELETE"], ["GET", "HEAD", "PUT", "PATCH"]],
-  ] as const)("%j refuses %j", (allowed, refused) => {
-    expect(Object.keys(refuseOtherMethods(allowed)).sort()).toEqual([...refused].sort());
+  ] as const)("%j refuses %j (and answers OPTIONS)", (allowed, refused) => {
+    expect(Object.keys(refuseOtherMethods(allowed)).sort()).toEqual([...refused, "OPTIONS"].sort());
+  });
+
+  it("OPTIONS is 204 with the route's own Allow", async () => {
+    const { OPTIONS } = refuseOtherMethods(["GET"]);
+    const res = await OPTIONS(new Request("http://127.0.0.1:3000/api/tools", { method: "OPTIONS" }));
+    expect(res.status).toBe(204);
+    expect(res.headers.get("allow")).toBe("GET, HEAD, OPTIONS");
   });
 
   it("a refusal is 405 with Allow and the method_not_allowed envelope", async () => {
@@ -59,7 +66,7 @@ function routeFiles(dir = path.resolve("app")): string[] {
 
 function exportedMethods(source: string): Set<string> {
   const names = new Set<string>();
-  for (const m of source.matchAll(/^export (?:async function|function|const) (GET|HEAD|POST|PUT|DELETE|PATCH)\b/gm)) names.add(m[1]);
+  for (const m of source.matchAll(/^export (?:async function|function|const) (GET|HEAD|POST|PUT|DELETE|PATCH|OPTIONS)\b/gm)) names.add(m[1]);
   for (const m of source.matchAll(/^export const \{([^}]*)\} = refuseOtherMethods\(/gm)) {
     for (const name of m[1].split(",")) names.add(name.trim());
   }
@@ -75,6 +82,6 @@ describe("every route answers every method", () => {
     const names = exportedMethods(fs.readFileSync(file, "utf8"));
     // Next.js answers HEAD with GET where a route has GET.
     if (names.has("GET")) names.add("HEAD");
-    expect([...names].sort()).toEqual([...ROUTE_METHODS].sort());
+    expect([...names].sort()).toEqual([...ROUTE_METHODS, "OPTIONS"].sort());
   });
 });

@@ -36,5 +36,5 @@ export const POST = guardDoor(async function POST(req: Request): Promise<Respons
   return json({ ok: true, agent_id: result.agentId, name: result.name, token: result.token, preset: parsed.data.preset }, 201);
 });
 
-/** Every other method answers 405 `method_not_allowed` with an `Allow` header (lib/http/methods.ts). */
-export const { GET, HEAD, PUT, DELETE, PATCH } = refuseOtherMethods(["POST"]);
+/** Every other method answers 405 `method_not_allowed` with an `Allow` header; OPTIONS names the methods (lib/http/methods.ts). */
+export const { GET, HEAD, PUT, DELETE, PATCH, OPTIONS } = refuseOtherMethods(["POST"]);

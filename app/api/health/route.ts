@@ -12,5 +12,5 @@ export async function GET(): Promise<Response> {
   return json(health, health.ok ? 200 : 503);
 }
 
-/** Every other method answers 405 `method_not_allowed` with an `Allow` header (lib/http/methods.ts). */
-export const { POST, PUT, DELETE, PATCH } = refuseOtherMethods(["GET"]);
+/** Every other method answers 405 `method_not_allowed` with an `Allow` header; OPTIONS names the methods (lib/http/methods.ts). */
+export const { POST, PUT, DELETE, PATCH, OPTIONS } = refuseOtherMethods(["GET"]);

@@ -13,5 +13,6 @@ const guarded = guardDoor(handleMcpRequest);
 export const GET = guarded;
 export const POST = guarded;
 export const DELETE = guarded;
-// GET is answered by the door itself (405, above); the other methods it does not take answer the same.
-export const { PUT, PATCH } = refuseOtherMethods(["POST", "DELETE"]);
+// GET and HEAD are answered by the door itself (405, above); PUT and PATCH the same way here, and
+// OPTIONS names POST and DELETE.
+export const { PUT, PATCH, OPTIONS } = refuseOtherMethods(["POST", "DELETE"]);

@@ -45,5 +45,5 @@ export const GET = guardDoor(async function GET(req: Request): Promise<Response>
   });
 });
 
-/** Every other method answers 405 `method_not_allowed` with an `Allow` header (lib/http/methods.ts). */
-export const { POST, PUT, DELETE, PATCH } = refuseOtherMethods(["GET"]);
+/** Every other method answers 405 `method_not_allowed` with an `Allow` header; OPTIONS names the methods (lib/http/methods.ts). */
+export const { POST, PUT, DELETE, PATCH, OPTIONS } = refuseOtherMethods(["GET"]);

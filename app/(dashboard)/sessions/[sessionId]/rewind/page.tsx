@@ -17,7 +17,10 @@ type Params = { params: Promise<{ sessionId: string }>; searchParams: Promise<Re
 /**
  * "Put the workspace back as it was before this call": the calls that will be undone (newest
  * first), the combined diff and any conflicts, computed without changing anything; then one
- * button that rewinds (one reviewer action in the audit log).
+ * button that rewinds (one reviewer action in the audit log). After it ran, the page re-renders
+ * with the rewind's answer: paths already back as they were are not conflicts (lib/effects/rewind.ts),
+ * so a clean rewind shows only its result and nothing left to undo; the red box is for paths that
+ * really changed since.
  */
 export default async function RewindPage({ params, searchParams }: Params) {
   const [{ sessionId }, query] = await Promise.all([params, searchParams]);
@@ -36,7 +39,7 @@ export default async function RewindPage({ params, searchParams }: Params) {
         </Link>
       </PageHeader>
       <div className="space-y-4" data-testid="rewind-preview">
-        <Card title={`${outcome.reverted_calls.length} call(s) will be undone, newest first`}>
+        <Card title={outcome.reverted_calls.length > 0 ? `${outcome.reverted_calls.length} call(s) will be undone, newest first` : "No call after this one is left to undo"}>
           <ol className="space-y-1 text-sm">
             {outcome.reverted_calls.map((call) => (
               <li key={call.call_id} className="flex flex-wrap gap-2">

@@ -27,5 +27,5 @@ export const POST = guardDoor(async function POST(req: Request, { params }: { pa
   return json({ ok: true, call_id: callId, status: result.status, result: result.envelope });
 });
 
-/** Every other method answers 405 `method_not_allowed` with an `Allow` header (lib/http/methods.ts). */
-export const { GET, HEAD, PUT, DELETE, PATCH } = refuseOtherMethods(["POST"]);
+/** Every other method answers 405 `method_not_allowed` with an `Allow` header; OPTIONS names the methods (lib/http/methods.ts). */
+export const { GET, HEAD, PUT, DELETE, PATCH, OPTIONS } = refuseOtherMethods(["POST"]);

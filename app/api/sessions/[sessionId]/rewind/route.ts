@@ -37,5 +37,5 @@ export const POST = guardDoor(async function POST(req: Request, { params }: { pa
   return json({ ok: false, call_id: result.outcome?.call_id ?? null, error: result.error, ...(result.outcome && { reverted_calls: result.outcome.reverted_calls, conflicts: result.outcome.conflicts }) }, httpStatusOf(result.error.name));
 });
 
-/** Every other method answers 405 `method_not_allowed` with an `Allow` header (lib/http/methods.ts). */
-export const { GET, HEAD, PUT, DELETE, PATCH } = refuseOtherMethods(["POST"]);
+/** Every other method answers 405 `method_not_allowed` with an `Allow` header; OPTIONS names the methods (lib/http/methods.ts). */
+export const { GET, HEAD, PUT, DELETE, PATCH, OPTIONS } = refuseOtherMethods(["POST"]);
