@@ -106,6 +106,23 @@ describe("file changes in the dashboard", () => {
   }, 300_000);
 });
 
+describe("a session by its name", () => {
+  it("/sessions/<name> redirects to the session's id page; its review page too; an unknown name is a 404 page", async () => {
+    const res = await server.call("read_file", { path: "src/db.py" }, { "x-agent-session": SESSION });
+    const status = await server.reviewer("GET", `/api/calls/${res.body.call_id}`);
+    const sessionId = status.body.call.session_id as string;
+    const named = await page.goto(`${server.url}/sessions/${SESSION}?tool=read_file`);
+    expect(named!.status()).toBe(200);
+    expect(page.url()).toBe(`${server.url}/sessions/${sessionId}?tool=read_file`);
+    expect(await page.locator('[data-testid="session-title"]').textContent()).toContain(SESSION);
+    await page.goto(`${server.url}/sessions/${SESSION}/review`);
+    expect(page.url()).toBe(`${server.url}/sessions/${sessionId}/review`);
+    const missing = await page.goto(`${server.url}/sessions/no-such-session-name`);
+    expect(missing!.status()).toBe(404);
+    await page.getByText("Nothing has this id").waitFor();
+  }, 300_000);
+});
+
 /**
  * Waits for an action form's answer and expects success: the form shows `role="status"` when
  * the action succeeded and `role="alert"` with the reason when it did not (the failure names it).

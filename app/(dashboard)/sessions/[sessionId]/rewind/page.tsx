@@ -9,6 +9,7 @@ import { DiffView } from "../../../_components/diff-view";
 import { Card, Mono, PageHeader } from "../../../_components/page-parts";
 import { RevealedText } from "../../../_components/revealed-text";
 import { rewindAction } from "./actions";
+import { resolveSessionRef } from "../_components/resolve-session";
 
 export const metadata: Metadata = { title: "Rewind session" };
 
@@ -23,9 +24,12 @@ type Params = { params: Promise<{ sessionId: string }>; searchParams: Promise<Re
  * really changed since.
  */
 export default async function RewindPage({ params, searchParams }: Params) {
-  const [{ sessionId }, query] = await Promise.all([params, searchParams]);
+  const [{ sessionId: ref }, query] = await Promise.all([params, searchParams]);
   const before = typeof query.before === "string" ? query.before : "";
-  const reviewer = await requireReviewerPage(`/sessions/${sessionId}/rewind?before=${encodeURIComponent(before)}`);
+  const reviewer = await requireReviewerPage(`/sessions/${ref}/rewind?before=${encodeURIComponent(before)}`);
+  // A session's name in the URL redirects to its id (see resolveSessionRef).
+  const { id: sessionId } = await resolveSessionRef(ref, "/rewind", query);
+  if (!sessionId) notFound();
   const preview = await rewindAsReviewer(sessionId, before, reviewer.login, true);
   if (!preview.ok && preview.error.name === "not_found") notFound();
   const outcome = preview.ok ? preview.outcome : preview.outcome;
