@@ -141,6 +141,8 @@ for n in ('a','b','c'): pathlib.Path('gen').mkdir(exist_ok=True); pathlib.Path('
     expect(status.status).toBe(202);
     expect(status.body.call.status).toBe("pending");
     expect(status.body.error.detail.effects).toBe("held");
+    // …and carries the envelope the call itself answered, for a client that followed it there.
+    expect(status.body.held_result).toMatchObject({ ok: true, call_id: env.call_id, data: { stdout: "removed\n", changes: { status: "held", deleted: 200 } } });
     // get_call tells the agent its changes wait for a reviewer, which files, and why.
     const waiting = await server.call("get_call", { call_id: env.call_id });
     expect(waiting.body.data).toMatchObject({ status: "pending", result: null, held_effects: { deleted: 200, total_files: expect.any(Number), files_truncated: true } });
