@@ -134,7 +134,16 @@ export async function callToolOverHttp(client, toolName, args, waitSeconds, appr
     process.stderr.write(
       `[agent-reach] call ${callId} waits for a reviewer's approval (up to ${budgetS} s here). If this stops, the call stays queued: follow it with \`agent-reach wait ${callId}\` (or get_call, or GET /api/calls/${callId}).\n`,
     );
-    return await followQueuedCall(client, callId, first, Date.now() + budgetS * 1000);
+    try {
+      return await followQueuedCall(client, callId, first, Date.now() + budgetS * 1000);
+    } catch (err) {
+      // The server went away while the call waited (a restart): the call is still in its queue.
+      if (err instanceof CliError) {
+        err.detail = { ...err.detail, call_id: callId };
+        err.message = `${err.message} Call ${callId} is not cancelled; its outcome later: agent-reach wait ${callId}.`;
+      }
+      throw err;
+    }
   } finally {
     onInterrupt.remove();
   }

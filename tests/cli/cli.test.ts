@@ -296,6 +296,38 @@ describe("a queued call's id is known on stderr at once", () => {
     expect(res.stdout).toBe("");
   });
 
+  it("keeps the call id in the error when the server goes away while the call waits", async () => {
+    // A stand-in server that queues the call, then drops every status request (as a restart would).
+    const { tools } = await (await fetch(`${server.url}/api/tools`)).json();
+    const stub = http.createServer((req, res) => {
+      if (req.method === "GET" && req.url === "/api/tools") {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ tools, approval_wait: { default_s: 30, max_s: 120 } }));
+      } else if (req.method === "POST") {
+        res.writeHead(202, { "content-type": "application/json" });
+        const error = { code: 601, name: "approval_pending", message: "waits", detail: { call_id: "call_stubbed", reasons: ["stub"] }, retryable: true, retry_after_ms: 1000 };
+        res.end(JSON.stringify({ ok: false, call_id: "call_stubbed", error }));
+      } else {
+        req.socket.destroy();
+      }
+    });
+    const port = await freePort();
+    await new Promise<void>((resolve) => stub.listen(port, "127.0.0.1", resolve));
+    try {
+      const res = await cli(["write-file", "--path", "x.md", "--content", "x", "--wait", "5"], { env: { AGENT_REACH_URL: `http://127.0.0.1:${port}` } });
+      expect(res.status).toBe(4);
+      const lines = res.stderr.trim().split("\n");
+      expect(lines[0]).toContain("[agent-reach] call call_stubbed waits for a reviewer's approval (up to 5 s here)");
+      const envelope = JSON.parse(lines[lines.length - 1]);
+      expect(envelope.error.name).toBe("fetch_failed");
+      expect(envelope.error.detail.call_id).toBe("call_stubbed");
+      expect(envelope.error.message).toContain("agent-reach wait call_stubbed");
+      expect(res.stdout).toBe("");
+    } finally {
+      await new Promise((resolve) => stub.close(resolve));
+    }
+  });
+
   it("--wait 0 answers the 601 alone, as before", async () => {
     const res = await cli(["write-file", "--path", "no-wait.md", "--content", "x", "--wait", "0"]);
     expect(res.status).toBe(6);
