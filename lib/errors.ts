@@ -39,6 +39,8 @@ export const ERROR_TABLE = {
   edit_noop: { code: 107, status: 422, retryable: false },
   edit_empty_old_string: { code: 108, status: 422, retryable: false },
   payload_too_large: { code: 109, status: 413, retryable: false },
+  /** An HTTP method the route does not take (405, with an `Allow` header naming those it does). */
+  method_not_allowed: { code: 110, status: 405, retryable: false },
   // 2xx: file system and workspace
   path_outside_workspace: { code: 201, status: 403, retryable: false },
   not_found: { code: 202, status: 404, retryable: false },

@@ -5,7 +5,7 @@ import { EmptyState } from "./_components/page-parts";
 export default function NotFound() {
   return (
     <EmptyState title="Not found">
-      Nothing has this id in the audit log. <Link className="underline" href="/">Back to the overview</Link>
+      Nothing has this id in the audit log (a session is found by its id or by its name). <Link className="underline" href="/">Back to the overview</Link>
     </EmptyState>
   );
 }

@@ -1,6 +1,7 @@
 import { db } from "@/lib/db";
 import type { Envelope } from "@/lib/result";
-import { resultColumn } from "@/lib/audit/record";
+import { decisionColumn, resultColumn } from "@/lib/audit/record";
+import type { PolicyVerdict } from "@/lib/policy/types";
 
 /** A call as the status endpoint and get_call describe it (snake_case, times as ISO strings). */
 export interface CallSummary {
@@ -24,10 +25,12 @@ export interface CallSummary {
 }
 
 /**
- * One call with its stored envelope (null until it finished).
- * @returns null when no call has this id in the given workspace.
+ * One call with its stored envelope (null until it finished) and the policy verdict recorded when
+ * it was decided (redacted as stored; null when none was recorded or it does not parse), so a
+ * status answer names the same reasons the call's own 601 did, also after a restart.
+ * @returns null when no call has this id.
  */
-export async function getCallWithResult(callId: string): Promise<{ summary: CallSummary; envelope: Envelope | null } | null> {
+export async function getCallWithResult(callId: string): Promise<{ summary: CallSummary; envelope: Envelope | null; verdict: PolicyVerdict | null } | null> {
   const row = await db().toolCall.findUnique({ where: { id: callId } });
   if (!row) return null;
   return {
@@ -51,6 +54,7 @@ export async function getCallWithResult(callId: string): Promise<{ summary: Call
       duration_ms: row.durationMs,
     },
     envelope: resultColumn.decode(row.resultJson),
+    verdict: decisionColumn.decode(row.decisionJson),
   };
 }
 

@@ -4,7 +4,7 @@ import { decodeUtf8, parseCommandArgs, readStdin } from "./argv.mjs";
 import { asEnvelope, clientOptions, request } from "./client.mjs";
 import { CliError } from "./errors.mjs";
 import { emitEnvelope } from "./output.mjs";
-import { commandNames, fetchTools, globalHelp, shippedTools } from "./tools.mjs";
+import { commandNames, fetchTools, globalHelp, interruptNotice, shippedTools } from "./tools.mjs";
 
 /**
  * The CLI's own commands: list-tools, self-check, wait, serve and
@@ -88,12 +88,18 @@ export async function waitCommand(rest, globals, env) {
   if (!callId) throw new CliError("invalid_arguments", "Usage: agent-reach wait <call_id> [--wait N]");
   const client = clientOptions(globals, env);
   const deadline = globals.wait !== undefined ? Date.now() + Number(globals.wait) * 1000 : Infinity;
-  for (;;) {
-    const pollS = Math.max(0, Math.min(POLL_S, Math.ceil((deadline - Date.now()) / 1000)));
-    const res = await request(client, "GET", `/api/calls/${encodeURIComponent(callId)}?wait=${pollS}`, { timeoutMs: (pollS + 30) * 1000 });
-    const envelope = asEnvelope(res, `GET /api/calls/${callId}`);
-    const pending = !envelope.ok && envelope.error?.name === "approval_pending";
-    if (!pending || Date.now() >= deadline) return emitEnvelope(envelope, globals.format ?? "json");
+  // Ctrl-C says the call goes on and how to come back to it.
+  const onInterrupt = interruptNotice(client, callId);
+  try {
+    for (;;) {
+      const pollS = Math.max(0, Math.min(POLL_S, Math.ceil((deadline - Date.now()) / 1000)));
+      const res = await request(client, "GET", `/api/calls/${encodeURIComponent(callId)}?wait=${pollS}`, { timeoutMs: (pollS + 30) * 1000 });
+      const envelope = asEnvelope(res, `GET /api/calls/${callId}`);
+      const pending = !envelope.ok && envelope.error?.name === "approval_pending";
+      if (!pending || Date.now() >= deadline) return emitEnvelope(envelope, globals.format ?? "json");
+    }
+  } finally {
+    onInterrupt.remove();
   }
 }
 

@@ -3,7 +3,7 @@ import { clientOptions } from "./client.mjs";
 import { generalHelp, hookCommand, listToolsCommand, selfCheckCommand, serveCommand, waitCommand } from "./commands.mjs";
 import { CliError } from "./errors.mjs";
 import { commandExitStatus, emitEnvelope } from "./output.mjs";
-import { callToolOverHttp, fetchTools, findTool, toolHelp, toolsForHelp } from "./tools.mjs";
+import { callToolOverHttp, fetchToolList, findTool, toolHelp, toolsForHelp } from "./tools.mjs";
 
 /**
  * agent-reach: the CLI door, one of the three doors over the one pipeline (docs/ARCHITECTURE.md).
@@ -57,9 +57,10 @@ async function toolCommand(command, rest, globals, env) {
     process.stdout.write(toolHelp(findTool(tools, command), source));
     return 0;
   }
-  const tool = findTool(await fetchTools(clientOptions(connection, env)), command);
+  const { tools, approvalWait } = await fetchToolList(clientOptions(connection, env));
+  const tool = findTool(tools, command);
   const args = await parseCommandArgs(rest, tool.input_schema ?? {}, globals);
-  const envelope = await callToolOverHttp(clientOptions(globals, env), tool.name, args, globals.wait);
+  const envelope = await callToolOverHttp(clientOptions(globals, env), tool.name, args, globals.wait, approvalWait);
   const status = emitEnvelope(envelope, globals.format === "text" ? "text" : "json");
   return globals.exit_code === true && envelope.ok ? (commandExitStatus(envelope.data) ?? status) : status;
 }

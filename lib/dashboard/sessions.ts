@@ -117,6 +117,46 @@ export async function getSession(sessionId: string): Promise<SessionRow | null> 
   };
 }
 
+/** True when a session has this id. */
+export async function sessionExists(sessionId: string): Promise<boolean> {
+  return (await db().session.count({ where: { id: sessionId } })) > 0;
+}
+
+/** A session a name refers to, for the page that tells several apart. */
+export interface NamedSession {
+  id: string;
+  name: string;
+  agentName: string | null;
+  workspaceRoot: string;
+  door: string;
+  lastCallAt: Date;
+}
+
+/**
+ * The sessions a name as the dashboard shows it (`sessionName`: the agent's X-Agent-Session
+ * value, its MCP session id, or that value with `@<agent id>` for a second token that used it)
+ * refers to, most recently active first, at most `limit`. The same name can belong to several
+ * sessions: one per workspace, and the HTTP/CLI key and the MCP id are kept apart. The
+ * automatic sessions (one per token per start) have no name to look up.
+ */
+export async function sessionsNamed(name: string, limit = 20): Promise<NamedSession[]> {
+  if (name === "" || name.length > 300) return [];
+  const rows = await db().session.findMany({
+    where: { externalId: { in: [`key:${name}`, `mcp:${name}`] } },
+    orderBy: [{ lastCallAt: "desc" }, { id: "desc" }],
+    take: limit,
+    include: { agent: { select: { name: true } }, workspace: { select: { root: true } } },
+  });
+  return rows.map((r) => ({
+    id: r.id,
+    name: sessionName(r.externalId),
+    agentName: r.agent?.name ?? null,
+    workspaceRoot: r.workspace.root,
+    door: r.door,
+    lastCallAt: r.lastCallAt,
+  }));
+}
+
 /** Filters of the timeline, from the page's query string (every field optional). */
 export const TimelineFilters = z.object({
   tool: z.string().max(100).optional().catch(undefined),

@@ -2,7 +2,7 @@ import path from "node:path";
 import { db } from "@/lib/db";
 import { ToolError } from "@/lib/errors";
 import { getBlob } from "@/lib/backups/blobs";
-import { applyRows, inverse, rollBack, syncWorkspace, type ContentSource } from "@/lib/effects/apply";
+import { applyRows, currentState, inverse, rollBack, syncWorkspace, type ContentSource } from "@/lib/effects/apply";
 import { findConflicts, type Conflict } from "@/lib/effects/call-hooks";
 import { moveChangeSet, readRows, writeChangeSet, type FileChangeRow } from "@/lib/effects/journal";
 import { comparePaths, type ChangeEntry } from "@/lib/effects/read-change-set";
@@ -73,6 +73,11 @@ export interface UndoPlan {
   conflicts: Conflict[];
   /** Paths whose old bytes were never kept (bulky generated files): left as they are. */
   notRevertible: string[];
+  /**
+   * Paths that already hold the state the undo would put back (an earlier rewind or revert undid
+   * them): neither a conflict nor a row. Only filled with `skipUndone` (see planUndo).
+   */
+  alreadyUndone: string[];
 }
 
 /** Plans the undo of one call's changes. */
@@ -84,8 +89,12 @@ export async function planRevert(callId: string, workspace: Workspace): Promise<
  * Plans undoing several calls' changes, given newest first: per path, the state now must be the
  * newest call's after-state (else a conflict), and the state to return to is the oldest call's
  * before-state.
+ * @param options.skipUndone a path that already holds the state to return to is left out (listed
+ *   in `alreadyUndone`) instead of being a conflict: nothing would be overwritten there. A session
+ *   rewind uses it, so that once it ran, the same rewind shows nothing left to undo rather than
+ *   every path as "changed since". A single call's revert keeps the strict rule.
  */
-export async function planUndo(workspace: Workspace, newestFirst: FileChangeRow[][]): Promise<UndoPlan> {
+export async function planUndo(workspace: Workspace, newestFirst: FileChangeRow[][], options: { skipUndone?: boolean } = {}): Promise<UndoPlan> {
   const byPath = new Map<string, { newest: FileChangeRow; oldest: FileChangeRow }>();
   for (const rows of newestFirst) {
     for (const r of rows) {
@@ -103,10 +112,29 @@ export async function planUndo(workspace: Workspace, newestFirst: FileChangeRow[
     }
     combined.push({ ...newest, beforeType: oldest.beforeType, beforeSha: oldest.beforeSha, beforeMode: oldest.beforeMode, beforeLink: oldest.beforeLink });
   }
-  const conflicts = await findConflicts(workspace.root, combined, "after");
-  const undo = inverse(combined).filter((r) => !sameState(r));
+  const alreadyUndone: string[] = [];
+  let toUndo = combined;
+  if (options.skipUndone) {
+    toUndo = [];
+    for (const r of combined) {
+      if (!sameState(r) && (await holdsBeforeState(workspace.root, r))) alreadyUndone.push(r.path);
+      else toUndo.push(r);
+    }
+  }
+  const conflicts = await findConflicts(workspace.root, toUndo, "after");
+  const undo = inverse(toUndo).filter((r) => !sameState(r));
   undo.sort((a, b) => comparePaths(a.path, b.path));
-  return { rows: undo, conflicts, notRevertible };
+  return { rows: undo, conflicts, notRevertible, alreadyUndone };
+}
+
+/** True when the path holds exactly the row's before-state: type, bytes or link target, and file mode where recorded. */
+async function holdsBeforeState(root: string, r: FileChangeRow): Promise<boolean> {
+  const now = await currentState(root, r.path, r.beforeType === "file");
+  if (r.beforeType === null) return now.type === null;
+  if (now.type !== r.beforeType) return false;
+  if (r.beforeType === "file") return r.beforeSha !== null && now.sha === r.beforeSha && (r.beforeMode === null || now.mode === r.beforeMode);
+  if (r.beforeType === "symlink") return now.link === r.beforeLink;
+  return true;
 }
 
 function sameState(r: FileChangeRow): boolean {

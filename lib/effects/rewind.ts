@@ -15,7 +15,9 @@ import { currentWorkspace } from "@/lib/workspace/register-workspace";
  * Session rewind: "put the workspace back as it was before call N". Every change of the session
  * from call N on (write_file, edit_file, restore_backup, run_command, revert_call) is undone,
  * newest first, combined per path into one change set: a path must still hold what the
- * session's last change left there, else it is a conflict and nothing is changed. The rewind is
+ * session's last change left there, else it is a conflict and nothing is changed; a path that
+ * already holds what it held before the call (an earlier rewind or revert put it back) is left
+ * alone, and a call none of whose paths is left to undo is not listed. The rewind is
  * one reviewer action in the audit log (a call `rewind_session` in the reviewer's dashboard
  * session, with its own backups and change set), so it can itself be reverted with revert_call.
  */
@@ -67,8 +69,13 @@ export async function rewindSession(input: { sessionRef: string; beforeCallId: s
   }
   const perCall = [];
   for (const c of calls) perCall.push({ call: c, rows: await changesOfCall(c.id, workspace) });
-  const changing = perCall.filter((p) => p.rows.length > 0);
-  const plan = await planUndo(workspace, changing.map((p) => p.rows));
+  const withRows = perCall.filter((p) => p.rows.length > 0);
+  // Paths already back as they were (this rewind ran before, or a revert undid them) are not
+  // conflicts: nothing would be overwritten there. A call all of whose paths are back is not
+  // listed as one to undo, so a rewind that ran shows nothing left instead of "changed since".
+  const plan = await planUndo(workspace, withRows.map((p) => p.rows), { skipUndone: true });
+  const undone = new Set(plan.alreadyUndone);
+  const changing = withRows.filter((p) => !p.rows.every((r) => undone.has(r.path)));
   const preview = await previewUndo(workspace, plan);
   const outcome: RewindOutcome = {
     call_id: null,

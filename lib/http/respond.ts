@@ -81,7 +81,9 @@ export async function readJsonBody(req: Request): Promise<BodyResult> {
 
 /**
  * The `wait` preference of a `Prefer` header (RFC 7240 section 4.3), in milliseconds, or null.
- * `Prefer: wait=10` → 10000. Other preferences are ignored.
+ * `Prefer: wait=10` → 10000 (a decimal number of seconds is taken too). Other preferences, and a
+ * `wait` whose value is not a number of seconds >= 0 (`wait=abc`, `wait=-1`, `wait=`), are ignored:
+ * the first well-formed `wait` counts.
  */
 export function preferWaitMs(header: string | null): number | null {
   if (!header) return null;
@@ -95,8 +97,16 @@ export function preferWaitMs(header: string | null): number | null {
 /**
  * How long a request waits for a reviewer, from its `Prefer: wait=N` header: N seconds, or the
  * configured default when absent, never more than the configured maximum (ms).
- * @returns `waitMs`, and `applied`: the `Preference-Applied` header to answer with (RFC 7240
- *   section 3), or null when the request stated no wait.
+ *
+ * A malformed `wait` (`wait=abc`) is ignored like an absent one, and the request waits the
+ * default; it is not refused with a 400. RFC 7240 section 2 requires a server to ignore a
+ * preference it cannot comply with and go on, since `Prefer` only states a wish and may be set
+ * by a proxy or an SDK the agent does not control; a tool call failing over it would lose the
+ * call itself. What the server did is stated instead: `Preference-Applied: wait=N` (section 3)
+ * is answered exactly when a `wait` preference was honored, N being the seconds actually waited
+ * at most (after the cap), so a client that sent one and gets no such header knows it was ignored.
+ * @returns `waitMs`, and `applied`: the `Preference-Applied` header value to answer with, or null
+ *   when the request stated no well-formed wait.
  */
 export function approvalWait(req: Request, config: Pick<Config, "approvalWaitDefaultMs" | "approvalWaitMaxMs">): { waitMs: number; applied: string | null } {
   const preferred = preferWaitMs(req.headers.get("prefer"));

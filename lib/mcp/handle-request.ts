@@ -3,6 +3,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { CallToolRequestSchema, ErrorCode, isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { requireAgent } from "@/lib/http/auth";
 import { hostCheckResponse } from "@/lib/http/host-check";
+import { methodNotAllowedResponse } from "@/lib/http/methods";
 import { readJsonBody } from "@/lib/http/respond";
 import { newId } from "@/lib/ids";
 import { handleModernRequest } from "@/lib/mcp/modern";
@@ -37,7 +38,7 @@ const SESSION_ID = /^[\x21-\x7e]{1,128}$/;
 
 /**
  * Answers one HTTP request to /api/mcp (GET, POST or DELETE).
- * @returns 405 for GET; 401 without a valid agent token; 400 for a malformed `Mcp-Session-Id`;
+ * @returns 405 `method_not_allowed` for GET and HEAD (JSON envelope, `Allow: DELETE, OPTIONS, POST`); 401 without a valid agent token; 400 for a malformed `Mcp-Session-Id`;
  *   413/400 for an oversized or unparsable body; otherwise the transport's response (SSE stream or
  *   202), with a new `Mcp-Session-Id` on a successful `initialize` that came without one.
  */
@@ -45,8 +46,9 @@ export async function handleMcpRequest(req: Request): Promise<Response> {
   // proxy.ts checks every request already; the door checks again so it stays safe if mounted elsewhere.
   const refused = hostCheckResponse(req);
   if (refused) return refused;
-  if (req.method === "GET") {
-    return new Response(null, { status: 405, headers: { allow: "POST, DELETE" } });
+  // HEAD reaches this handler too (Next.js answers it with GET's).
+  if (req.method === "GET" || req.method === "HEAD") {
+    return methodNotAllowedResponse(req, ["POST", "DELETE"]);
   }
   const auth = await requireAgent(req);
   if (!auth.ok) return auth.response;

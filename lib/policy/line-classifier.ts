@@ -471,10 +471,32 @@ export class LineClassifier {
     const out: Finding[] = layer.effects.floors.map((f: Floor) => ({ decision: f.decision, rule: null, reason: f.reason }));
     const name = displayName(layer.argv);
     for (const w of layer.effects.writes) out.push(...(await this.pathFindings("write", w, cwds, name)));
-    for (const r of layer.effects.reads) out.push(...(await this.pathFindings("read", r, cwds, name)));
+    const listsNames = this.ctx.boxed === true && HOME_NAME_LISTERS.has(commandName(layer.argv) ?? "") && !mayRecurse(layer.argv);
+    for (const r of layer.effects.reads) {
+      if (listsNames && (await this.isBoxHome(r, cwds))) continue;
+      out.push(...(await this.pathFindings("read", r, cwds, name)));
+    }
     if (layer.effects.gitDir !== undefined) out.push(...(await this.gitFindings(layer.effects.gitDir, cwds)));
     for (const w of layer.effects.walks ?? []) out.push(...(await this.walkFindings(w, cwds)));
     return out;
+  }
+
+  /**
+   * Whether `value` names the HOME directory itself of a command that runs in the sandbox: the
+   * box's own HOME, fresh for every command (lib/exec/box-home.ts: a scratch directory with the
+   * kept caches and a reduced `~/.gitconfig`), so listing it reads nothing of the person's. Only
+   * the directory itself counts (`~`, `~/`, `$HOME`, `"$HOME"`, `${HOME}`, `~/.`): a path under
+   * it (`~/.ssh`, `~/.netrc`, `~/.cache`) is judged like any read outside the workspace, and so
+   * is every read of a command that does not run boxed (the Claude Code hook's, whose `~` is
+   * the person's own).
+   */
+  private async isBoxHome(value: string, cwds: Cwds): Promise<boolean> {
+    const home = this.ctx.boxed === true && !this.ctx.envUnknown ? this.ctx.env.HOME : undefined;
+    if (!home || !home.startsWith("/")) return false;
+    const place = await placeOf(value, cwds, this.ctx.workspaceRoot);
+    if (place.place !== "outside" || place.processLink) return false;
+    const physical = await physicalPath(home);
+    return place.absolute === (typeof physical === "string" ? physical : path.posix.normalize(home));
   }
 
   /**
@@ -710,6 +732,29 @@ function cwdChangingFunctions(root: ShellNode, expansion: ExpansionEnv): Set<str
 }
 
 /** The command as reasons name it: `rm`, `git logout`, `/usr/bin/curl`. */
+/**
+ * Programs that, given a directory, read only the names and metadata of its own entries, never a
+ * file's content nor the tree below (`ls ~`, `ls -la ~`, `stat ~`): given the box's own HOME
+ * (`isBoxHome`), they read nothing secret. Content readers (cat, grep, tar, cp …) and tree
+ * walkers (du, tree, find, `ls -R`: see `mayRecurse`) are not among them.
+ */
+const HOME_NAME_LISTERS: ReadonlySet<string> = new Set(["ls", "dir", "vdir", "stat"]);
+
+/**
+ * Whether an ls-like command may list recursively: `--recursive` (or an abbreviation, `--rec…`)
+ * or an `R` anywhere in a bundle of short options before `--`. An `R` that is really the value
+ * of another option (`-IR*`) also counts: the answer errs on the side of judging the read.
+ */
+function mayRecurse(argv: Argv): boolean {
+  for (const t of argv.tokens.slice(1)) {
+    const v = t.value;
+    if (v === null) return true;
+    if (v === "--") return false;
+    if (v.startsWith("--rec") || (/^-[^-]/.test(v) && v.includes("R"))) return true;
+  }
+  return false;
+}
+
 function displayName(argv: Argv): string {
   const [first, second] = argv.tokens;
   if (!first || first.value === null) return "(command not static)";

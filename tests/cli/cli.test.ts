@@ -4,7 +4,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startTestServer, type TestServer } from "@/tests/helpers/server";
-import { runCli } from "@/tests/cli/run-cli";
+import { spawn } from "node:child_process";
+import { CLI, runCli } from "@/tests/cli/run-cli";
 import { sql } from "@/tests/helpers/sql";
 
 /**
@@ -219,6 +220,118 @@ describe("agent-reach CLI", () => {
       JSON.parse(res.stdout).call_id,
     ]);
     expect(row).toEqual({ ext: "key:cli-run-1" });
+  });
+});
+
+/**
+ * Starts the CLI as a subprocess and resolves once its stderr matches `pattern` (or it exits),
+ * so a test can act while the CLI is still waiting.
+ */
+function startCli(args: string[]) {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("AGENT_REACH_"))) as NodeJS.ProcessEnv;
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...base, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString("utf8")));
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")));
+  const exited = new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => child.on("close", (status) => resolve({ status, stdout, stderr })));
+  return {
+    child,
+    exited,
+    async stderrMatching(pattern: RegExp, timeoutMs = 30_000): Promise<RegExpMatchArray> {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const m = stderr.match(pattern);
+        if (m) return m;
+        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`stderr never matched ${pattern}:\n${stderr}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+  };
+}
+
+describe("a queued call's id is known on stderr at once", () => {
+  it("names the call as soon as it is queued (waiting the server's default), and again on Ctrl-C; the call stays queued and `wait` collects it", async () => {
+    const run = startCli(["write-file", "--path", "interrupted.md", "--content", "later\n"]);
+    const [line, callId] = await run.stderrMatching(/\[agent-reach\] call (call_\S+) waits for a reviewer's approval \(up to 30 s here\).*\n/);
+    expect(line).toContain(`agent-reach wait ${callId}`);
+    // The id is the queued call's, while the CLI still waits.
+    const list = await server.reviewer("GET", "/api/approvals");
+    expect(list.body.approvals.map((a: { call_id: string }) => a.call_id)).toContain(callId);
+    expect(run.child.exitCode).toBeNull();
+    run.child.kill("SIGINT");
+    const done = await run.exited;
+    expect(done.status).toBe(130);
+    expect(done.stdout).toBe("");
+    expect(done.stderr).toContain(`[agent-reach] interrupted: call ${callId} is not cancelled`);
+    expect(done.stderr).toContain(`agent-reach wait ${callId}`);
+    await server.reviewer("POST", `/api/approvals/${callId}/approve`, {});
+    const later = await cli(["wait", callId]);
+    expect(later.status).toBe(0);
+    expect(JSON.parse(later.stdout)).toMatchObject({ ok: true, call_id: callId, data: { created: true } });
+  });
+
+  it("prints on stdout exactly the envelope the call answers once a reviewer approves while it waits", async () => {
+    const run = startCli(["write-file", "--path", "approved-later.md", "--content", "ok\n", "--wait", "60"]);
+    const [, callId] = await run.stderrMatching(/call (call_\S+) waits for a reviewer's approval \(up to 60 s here\)/);
+    await server.reviewer("POST", `/api/approvals/${callId}/approve`, {});
+    const done = await run.exited;
+    expect(done.status).toBe(0);
+    const out = JSON.parse(done.stdout);
+    // The status route's own members (`call`) are not part of the tool call's answer.
+    expect(Object.keys(out)).toEqual(["ok", "call_id", "data"]);
+    expect(out).toMatchObject({ ok: true, call_id: callId, data: { created: true } });
+    expect(done.stdout.trim().split("\n")).toHaveLength(1);
+  });
+
+  it("gives up after --wait with the 601 (its reasons kept) on stderr, exit 6", async () => {
+    const res = await cli(["write-file", "--path", "short-wait.md", "--content", "x", "--wait", "1"]);
+    expect(res.status).toBe(6);
+    const lines = res.stderr.trim().split("\n");
+    expect(lines[0]).toMatch(/^\[agent-reach\] call call_\S+ waits for a reviewer's approval \(up to 1 s here\)/);
+    const envelope = JSON.parse(lines[lines.length - 1]);
+    expect(envelope).not.toHaveProperty("call");
+    expect(envelope.error.name).toBe("approval_pending");
+    expect(envelope.error.detail.reasons.length).toBeGreaterThan(0);
+    expect(res.stdout).toBe("");
+  });
+
+  it("keeps the call id in the error when the server goes away while the call waits", async () => {
+    // A stand-in server that queues the call, then drops every status request (as a restart would).
+    const { tools } = await (await fetch(`${server.url}/api/tools`)).json();
+    const stub = http.createServer((req, res) => {
+      if (req.method === "GET" && req.url === "/api/tools") {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ tools, approval_wait: { default_s: 30, max_s: 120 } }));
+      } else if (req.method === "POST") {
+        res.writeHead(202, { "content-type": "application/json" });
+        const error = { code: 601, name: "approval_pending", message: "waits", detail: { call_id: "call_stubbed", reasons: ["stub"] }, retryable: true, retry_after_ms: 1000 };
+        res.end(JSON.stringify({ ok: false, call_id: "call_stubbed", error }));
+      } else {
+        req.socket.destroy();
+      }
+    });
+    const port = await freePort();
+    await new Promise<void>((resolve) => stub.listen(port, "127.0.0.1", resolve));
+    try {
+      const res = await cli(["write-file", "--path", "x.md", "--content", "x", "--wait", "5"], { env: { AGENT_REACH_URL: `http://127.0.0.1:${port}` } });
+      expect(res.status).toBe(4);
+      const lines = res.stderr.trim().split("\n");
+      expect(lines[0]).toContain("[agent-reach] call call_stubbed waits for a reviewer's approval (up to 5 s here)");
+      const envelope = JSON.parse(lines[lines.length - 1]);
+      expect(envelope.error.name).toBe("fetch_failed");
+      expect(envelope.error.detail.call_id).toBe("call_stubbed");
+      expect(envelope.error.message).toContain("agent-reach wait call_stubbed");
+      expect(res.stdout).toBe("");
+    } finally {
+      await new Promise((resolve) => stub.close(resolve));
+    }
+  });
+
+  it("--wait 0 answers the 601 alone, as before", async () => {
+    const res = await cli(["write-file", "--path", "no-wait.md", "--content", "x", "--wait", "0"]);
+    expect(res.status).toBe(6);
+    expect(JSON.parse(res.stderr).error.name).toBe("approval_pending");
   });
 });
 

@@ -90,3 +90,42 @@ describe("timeline filters", () => {
     expect(await lib.timelineFacets(sessionId)).toEqual({ tools: ["read_file", "run_command", "write_file"], statuses: ["denied", "failed", "pending", "rejected", "succeeded"] });
   });
 });
+
+describe("sessionsNamed: a name as the dashboard shows it finds its sessions", () => {
+  beforeAll(async () => {
+    const { db } = await import("@/lib/db");
+    const { currentWorkspace } = await import("@/lib/workspace/register-workspace");
+    const ws = await currentWorkspace();
+    await db().workspace.create({ data: { id: "wks_second", root: "/srv/second-workspace", hostId: "h" } });
+    await db().session.create({ data: { id: "ses_shared_a", workspaceId: ws.id, externalId: "key:shared run", door: "http", lastCallAt: new Date(T0) } });
+    await db().session.create({ data: { id: "ses_shared_b", workspaceId: "wks_second", externalId: "key:shared run", door: "cli", lastCallAt: new Date(T0 + 1000) } });
+    await db().session.create({ data: { id: "ses_mcp_one", workspaceId: ws.id, externalId: "mcp:agt_x:mcp_1", door: "mcp" } });
+    await db().session.create({ data: { id: "ses_auto", workspaceId: ws.id, externalId: "auto:agt_x:start1", door: "http" } });
+  });
+
+  it.each([
+    ["t", ["ses_timeline"]],
+    // One name in two workspaces: both, most recently active first.
+    ["shared run", ["ses_shared_b", "ses_shared_a"]],
+    // An MCP session's name is its agent and MCP session id.
+    ["agt_x:mcp_1", ["ses_mcp_one"]],
+    // Not names: the automatic sessions' label, a prefix, a stored key with its prefix, nothing.
+    ["automatic session", []],
+    ["shared", []],
+    ["key:t", []],
+    ["", []],
+    ["nobody", []],
+  ])("%j → %j", async (name, ids) => {
+    expect((await lib.sessionsNamed(name)).map((s) => s.id)).toEqual(ids);
+  });
+
+  it("names the session's workspace, door and agent for the page that tells them apart", async () => {
+    const [b] = await lib.sessionsNamed("shared run");
+    expect(b).toMatchObject({ id: "ses_shared_b", name: "shared run", workspaceRoot: "/srv/second-workspace", door: "cli", agentName: null });
+  });
+
+  it("sessionExists is true for an id only", async () => {
+    expect(await lib.sessionExists("ses_timeline")).toBe(true);
+    expect(await lib.sessionExists("t")).toBe(false);
+  });
+});

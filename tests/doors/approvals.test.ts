@@ -122,9 +122,21 @@ describe("approval queue over HTTP", () => {
   });
 
   it("pending calls survive a SIGKILL of the server and can be approved after restart", async () => {
-    const callId = await queueWrite("after-crash.txt", "survived\n");
+    const queued = await server.call("write_file", { path: "after-crash.txt", content: "survived\n" }, { prefer: "wait=0" });
+    expect(queued.status).toBe(202);
+    const callId = queued.body.call_id as string;
+    const reasons = queued.body.error.detail.reasons as string[];
+    expect(reasons.length).toBeGreaterThan(0);
     await server.kill();
     server = await startTestServer({ workspace: server.workspace, dataDir: server.dataDir, databaseUrl: server.databaseUrl });
+    // The status answer after the restart names the same policy reasons (and preset) as the 601 did.
+    const status = await fetch(`${server.url}/api/calls/${callId}`, { headers: { authorization: `Bearer ${server.agentToken}` } });
+    expect(status.status).toBe(202);
+    const pending = await status.json();
+    expect(pending.error.name).toBe("approval_pending");
+    expect(pending.error.detail.reasons).toEqual(reasons);
+    expect(pending.error.detail.preset).toBe(queued.body.error.detail.preset);
+    expect(pending.error.detail.rule).toBe(queued.body.error.detail.rule);
     const list = await server.reviewer("GET", "/api/approvals");
     expect(list.body.approvals.map((a: { call_id: string }) => a.call_id)).toContain(callId);
     const decision = await server.reviewer("POST", `/api/approvals/${callId}/approve`, {});

@@ -141,6 +141,8 @@ for n in ('a','b','c'): pathlib.Path('gen').mkdir(exist_ok=True); pathlib.Path('
     expect(status.status).toBe(202);
     expect(status.body.call.status).toBe("pending");
     expect(status.body.error.detail.effects).toBe("held");
+    // …and carries the envelope the call itself answered, for a client that followed it there.
+    expect(status.body.held_result).toMatchObject({ ok: true, call_id: env.call_id, data: { stdout: "removed\n", changes: { status: "held", deleted: 200 } } });
     // get_call tells the agent its changes wait for a reviewer, which files, and why.
     const waiting = await server.call("get_call", { call_id: env.call_id });
     expect(waiting.body.data).toMatchObject({ status: "pending", result: null, held_effects: { deleted: 200, total_files: expect.any(Number), files_truncated: true } });
@@ -237,10 +239,49 @@ describe("session rewind", () => {
     const unseen = await sql<{ id: string }>(server.databaseUrl, `SELECT id FROM "ToolCall" WHERE "reviewedAt" IS NULL AND id IN (${ids.map((_: string, i: number) => `$${i + 1}`).join(", ")})`, ids);
     expect(unseen).toEqual([]);
 
-    // Asking again (the rewind page re-renders after its button) answers; nothing is left to undo.
+    // Asking again (the rewind page re-renders after its button) answers; nothing is left to undo,
+    // and the paths it put back are not conflicts (they hold what they held before the session).
     const again = await server.reviewer("POST", `/api/sessions/${SESSION}/rewind`, { before_call_id: first.call_id, dry_run: true });
     expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body.conflicts).toEqual([]);
+    expect(again.body.reverted_calls).toEqual([]);
+    expect(again.body.changes).toMatchObject({ created: 0, modified: 0, deleted: 0 });
     expect(hash()).toBe(start);
+    // Rewinding again changes nothing and conflicts with nothing.
+    const twice = await server.reviewer("POST", `/api/sessions/${SESSION}/rewind`, { before_call_id: first.call_id });
+    expect(twice.status, JSON.stringify(twice.body)).toBe(200);
+    expect(twice.body.reverted_calls).toEqual([]);
+    expect(hash()).toBe(start);
+  }, 300_000);
+
+  it("a rewind after one of its calls was reverted undoes the rest, the reverted path is no conflict", async () => {
+    const S = `${SESSION}-r`;
+    put("r1.txt", "one\n");
+    put("r2.txt", "two\n");
+    const first = await call("write_file", { path: "r1.txt", content: "one changed\n" }, S);
+    const second = await call("write_file", { path: "r2.txt", content: "two changed\n" }, S);
+    expect((await revert(second.call_id)).ok).toBe(true);
+    expect(fs.readFileSync(ws("r2.txt"), "utf8")).toBe("two\n");
+    const dry = await server.reviewer("POST", `/api/sessions/${S}/rewind`, { before_call_id: first.call_id, dry_run: true });
+    expect(dry.body.conflicts).toEqual([]);
+    expect(dry.body.reverted_calls.map((c: any) => c.call_id)).toEqual([first.call_id]);
+    const res = await server.reviewer("POST", `/api/sessions/${S}/rewind`, { before_call_id: first.call_id });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(fs.readFileSync(ws("r1.txt"), "utf8")).toBe("one\n");
+    expect(fs.readFileSync(ws("r2.txt"), "utf8")).toBe("two\n");
+  }, 300_000);
+
+  it("a mode the session changed counts: the same bytes with another mode are still to undo", async () => {
+    const S = `${SESSION}-m`;
+    put("m.sh", "echo m\n", 0o644);
+    const first = await call("run_command", { command: "chmod 755 m.sh" }, S);
+    expect(first.ok, JSON.stringify(first)).toBe(true);
+    const dry = await server.reviewer("POST", `/api/sessions/${S}/rewind`, { before_call_id: first.call_id, dry_run: true });
+    expect(dry.body.conflicts).toEqual([]);
+    expect(dry.body.reverted_calls.map((c: any) => c.call_id)).toEqual([first.call_id]);
+    const res = await server.reviewer("POST", `/api/sessions/${S}/rewind`, { before_call_id: first.call_id });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(fs.statSync(ws("m.sh")).mode & 0o777).toBe(0o644);
   }, 300_000);
 
   it("a rewind with a conflict changes nothing and lists it; unknown sessions are 404", async () => {

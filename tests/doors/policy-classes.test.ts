@@ -84,6 +84,27 @@ describe("HTTP door", () => {
     expect(v.risks?.[0]).toEqual({ kind: "reads_secret", text: "curl reads .env (dotenv files hold credentials)" });
   });
 
+  // In the sandbox `~` is the box's own fresh HOME: listing it is no secret read.
+  it.each(["ls -a ~", "ls -a $HOME", 'ls -a "$HOME"', "ls -a ${HOME}/", "ls -a ~/"])("runs %j at once in the sandbox, not labelled as reading a secret", async (command) => {
+    const res = await server.call("run_command", { command }, { prefer: "wait=0" });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data.exit_code).toBe(0);
+    // The box HOME: a reduced .gitconfig and the kept caches, never the workspace's own files.
+    expect(res.body.data.stdout).toContain(".gitconfig");
+    expect(res.body.data.stdout).not.toContain("notes.txt");
+    const v = await decisionOf(res.body.call_id);
+    expect(v.decision).toBe("allow");
+    expect((v.risks ?? []).map((r) => r.kind)).not.toContain("reads_secret");
+  });
+
+  it.each(["cat ~/.netrc", "ls ~/.ssh", "ls ~/.ssh/", "cat $HOME/.aws/credentials", "cat ~/.ssh/id_rsa", "ls -R ~"])("still asks for %j, labelled as reading outside the workspace", async (command) => {
+    const res = await server.call("run_command", { command }, { prefer: "wait=0" });
+    expect(res.body.error.name).toBe("approval_pending");
+    const v = await decisionOf(res.body.call_id);
+    expect(v.reasons.join("\n")).toContain("read_outside_workspace");
+    expect((v.risks ?? []).map((r) => r.kind)).toContain("reads_secret");
+  });
+
   it("asks for a wildcard that names the dotenv file, like cat .env", async () => {
     const res = await server.call("run_command", { command: "cat .e*" }, { prefer: "wait=0" });
     expect(res.body.error.name).toBe("approval_pending");
@@ -97,6 +118,12 @@ describe("Claude Code hook door", () => {
     expect(out.permissionDecision).toBe("deny");
     expect(out.permissionDecisionReason).toContain("policy_denied");
     expect(out.permissionDecisionReason).toContain(`write_outside_workspace: ${outside}`);
+  });
+
+  // Claude Code runs the command with the person's own HOME: listing it stays a question.
+  it.each(["ls ~", "ls $HOME", "ls ~/"])("asks for %j (the person's own HOME)", async (command) => {
+    const out = await hook(command, "ask");
+    expect(out.permissionDecision).toBe("ask");
   });
 
   it("still allows a read-only command the policy models completely", async () => {

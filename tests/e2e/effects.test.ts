@@ -3,7 +3,7 @@ import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "@/tests/helpers/server";
-import { launchChromium, logPageErrors, reviewerContext, screenshot, signIn, sqliteDataDir } from "@/tests/e2e/browser";
+import { launchChromium, logPageErrors, reviewerContext, screenshot, settled, signIn, sqliteDataDir } from "@/tests/e2e/browser";
 
 /**
  * What a command changed, in a real browser: the call page shows a command's change set with its
@@ -93,8 +93,33 @@ describe("file changes in the dashboard", () => {
     await screenshot(page, "session-rewind.png", true);
     await page.click('[data-testid="rewind-form"] button');
     await expectDone(page, '[data-testid="rewind-form"]');
+    // The page re-rendered with the result: a clean rewind shows no conflicts box, only its answer
+    // and that nothing is left to undo.
+    await settled(page);
+    expect(await page.locator('[data-testid="rewind-conflicts"]').count()).toBe(0);
+    expect(await page.locator('[data-testid="rewind-form"] [role="status"]').textContent()).toMatch(/^Rewound 2 call\(s\)/);
+    expect(await page.locator('[data-testid="rewind-preview"]').textContent()).toContain("No call after this one is left to undo");
+    await page.reload();
+    expect(await page.locator('[data-testid="rewind-conflicts"]').count()).toBe(0);
     expect(fs.readFileSync(path.join(server.workspace, "src/api.py"), "utf8")).toContain("TIMEOUT = 30");
     expect(fs.existsSync(path.join(server.workspace, "src/new_module.py"))).toBe(false);
+  }, 300_000);
+});
+
+describe("a session by its name", () => {
+  it("/sessions/<name> redirects to the session's id page; its review page too; an unknown name is a 404 page", async () => {
+    const res = await server.call("read_file", { path: "src/db.py" }, { "x-agent-session": SESSION });
+    const status = await server.reviewer("GET", `/api/calls/${res.body.call_id}`);
+    const sessionId = status.body.call.session_id as string;
+    const named = await page.goto(`${server.url}/sessions/${SESSION}?tool=read_file`);
+    expect(named!.status()).toBe(200);
+    expect(page.url()).toBe(`${server.url}/sessions/${sessionId}?tool=read_file`);
+    expect(await page.locator('[data-testid="session-title"]').textContent()).toContain(SESSION);
+    await page.goto(`${server.url}/sessions/${SESSION}/review`);
+    expect(page.url()).toBe(`${server.url}/sessions/${sessionId}/review`);
+    const missing = await page.goto(`${server.url}/sessions/no-such-session-name`);
+    expect(missing!.status()).toBe(404);
+    await page.getByText("Nothing has this id").waitFor();
   }, 300_000);
 });
 

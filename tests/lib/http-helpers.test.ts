@@ -27,6 +27,14 @@ describe("approvalWait", () => {
     [{ prefer: "wait=9999" }, 120_000, "wait=120"],
     [{ prefer: "wait=0" }, 0, "wait=0"],
     [{ prefer: "handling=lenient" }, 30_000, null],
+    // A malformed wait is ignored (RFC 7240 section 2): the default applies, and nothing says it was honored.
+    [{ prefer: "wait=abc" }, 30_000, null],
+    [{ prefer: "wait=-1" }, 30_000, null],
+    [{ prefer: "wait=" }, 30_000, null],
+    [{ prefer: "wait=1e3" }, 30_000, null],
+    [{ prefer: "wait=abc, wait=7" }, 7_000, "wait=7"],
+    [{ prefer: 'wait="4"' }, 4_000, "wait=4"],
+    [{ prefer: "WAIT = 3 ; x=y" }, 3_000, "wait=3"],
   ] as const)("%j waits %i ms, applied %s", (headers, waitMs, applied) => {
     expect(approvalWait(request(headers), config)).toEqual({ waitMs, applied });
   });

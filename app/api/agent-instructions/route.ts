@@ -1,5 +1,6 @@
 import { AGENT_INSTRUCTIONS } from "@/lib/mcp/instructions";
 import { guardDoor } from "@/lib/http/door";
+import { refuseOtherMethods } from "@/lib/http/methods";
 
 /**
  * GET /api/agent-instructions — how a model should use the tools (markdown): the same text the MCP
@@ -11,3 +12,6 @@ export const GET = guardDoor(async function GET(_req: Request): Promise<Response
     headers: { "content-type": "text/markdown; charset=utf-8", "cache-control": "no-store" },
   });
 });
+
+/** Every other method answers 405 `method_not_allowed` with an `Allow` header; OPTIONS names the methods (lib/http/methods.ts). */
+export const { POST, PUT, DELETE, PATCH, OPTIONS } = refuseOtherMethods(["GET"]);

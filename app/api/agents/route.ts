@@ -4,6 +4,7 @@ import { PRESET_NAMES } from "@/lib/policy/presets";
 import { requireReviewer } from "@/lib/http/auth";
 import { errorResponse, json, readJsonBody } from "@/lib/http/respond";
 import { guardDoor } from "@/lib/http/door";
+import { refuseOtherMethods } from "@/lib/http/methods";
 
 const NewAgentBody = z
   .object({
@@ -34,3 +35,6 @@ export const POST = guardDoor(async function POST(req: Request): Promise<Respons
   if (!result.ok) return errorResponse(result.error.name, result.error.message, result.error.detail);
   return json({ ok: true, agent_id: result.agentId, name: result.name, token: result.token, preset: parsed.data.preset }, 201);
 });
+
+/** Every other method answers 405 `method_not_allowed` with an `Allow` header; OPTIONS names the methods (lib/http/methods.ts). */
+export const { GET, HEAD, PUT, DELETE, PATCH, OPTIONS } = refuseOtherMethods(["POST"]);

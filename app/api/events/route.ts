@@ -1,6 +1,7 @@
 import { liveEventStream } from "@/lib/dashboard/live";
 import { requireReviewer } from "@/lib/http/auth";
 import { guardDoor } from "@/lib/http/door";
+import { refuseOtherMethods } from "@/lib/http/methods";
 
 /**
  * GET /api/events — the dashboard's live feed (server-sent events): every audit event as it is
@@ -21,3 +22,6 @@ export const GET = guardDoor(async function GET(req: Request): Promise<Response>
     },
   });
 });
+
+/** Every other method answers 405 `method_not_allowed` with an `Allow` header; OPTIONS names the methods (lib/http/methods.ts). */
+export const { POST, PUT, DELETE, PATCH, OPTIONS } = refuseOtherMethods(["GET"]);

@@ -1,5 +1,6 @@
 import { checkHealth } from "@/lib/health";
 import { json } from "@/lib/http/respond";
+import { refuseOtherMethods } from "@/lib/http/methods";
 
 /**
  * GET /api/health — self-check: database, workspace (read/write probe), disk space.
@@ -10,3 +11,6 @@ export async function GET(): Promise<Response> {
   const health = await checkHealth();
   return json(health, health.ok ? 200 : 503);
 }
+
+/** Every other method answers 405 `method_not_allowed` with an `Allow` header; OPTIONS names the methods (lib/http/methods.ts). */
+export const { POST, PUT, DELETE, PATCH, OPTIONS } = refuseOtherMethods(["GET"]);

@@ -4,12 +4,13 @@ import { notFound } from "next/navigation";
 import { Suspense } from "react";
 import { pathWithQuery, requireReviewerPage } from "@/lib/dashboard/auth";
 import { formatTime } from "@/lib/dashboard/format";
-import { getSession, loadTimeline, parseTimelineFilters, timelineFacets, TIMELINE_LIMIT, type TimelineFilters } from "@/lib/dashboard/sessions";
+import { getSession, loadTimeline, parseTimelineFilters, timelineFacets, TIMELINE_LIMIT, type NamedSession, type TimelineFilters } from "@/lib/dashboard/sessions";
 import { Card, Facts, Mono, PageHeader } from "../../_components/page-parts";
 import { CopyId } from "../../_components/copy-id";
 import { RevealedText } from "../../_components/revealed-text";
 import { PageSkeleton } from "../../_components/states";
 import { TimelineFilterForm } from "./_components/filter-form";
+import { resolveSessionRef } from "./_components/resolve-session";
 import { Timeline } from "./_components/timeline";
 import { changingCalls } from "@/lib/dashboard/effects";
 
@@ -17,10 +18,17 @@ export const metadata: Metadata = { title: "Session timeline" };
 
 type Params = { params: Promise<{ sessionId: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> };
 
-/** One session: its calls on a time axis above a virtualised table, with filters and search. */
+/**
+ * One session: its calls on a time axis above a virtualised table, with filters and search. The
+ * URL names the session by id (`ses_…`) or by its name (see resolveSessionRef).
+ */
 export default async function SessionPage({ params, searchParams }: Params) {
-  const [{ sessionId }, query] = await Promise.all([params, searchParams]);
-  await requireReviewerPage(pathWithQuery(`/sessions/${sessionId}`, query));
+  const [{ sessionId: ref }, query] = await Promise.all([params, searchParams]);
+  await requireReviewerPage(pathWithQuery(`/sessions/${ref}`, query));
+  // `ref` is the session's id, or its name (one session: redirected to its id; several: listed).
+  const resolved = await resolveSessionRef(ref, "", query);
+  if (resolved.several) return <SessionsNamed name={ref} sessions={resolved.several} />;
+  const sessionId = resolved.id;
   const session = await getSession(sessionId);
   if (!session) notFound();
   const filters = parseTimelineFilters(query);
@@ -114,5 +122,33 @@ async function RewindList({ sessionId }: { sessionId: string }) {
         ))}
       </ol>
     </Card>
+  );
+}
+
+/** Several sessions share the name in the URL (other workspaces, or the MCP and HTTP doors): pick one. */
+function SessionsNamed({ name, sessions }: { name: string; sessions: NamedSession[] }) {
+  return (
+    <>
+      <PageHeader title={<span className="break-words">Sessions named <RevealedText text={name} /></span>} description={`${sessions.length} sessions have this name; pick one.`}>
+        <Link href="/sessions" className="text-sm underline">
+          All sessions
+        </Link>
+      </PageHeader>
+      <Card>
+        <ul className="space-y-1 text-sm" data-testid="sessions-named">
+          {sessions.map((s) => (
+            <li key={s.id} className="flex flex-wrap gap-2">
+              <Link className="font-mono underline" href={`/sessions/${s.id}`}>
+                {s.id}
+              </Link>
+              <span>{s.agentName ?? "an anonymous agent"}</span>
+              <span className="text-zinc-500">
+                {s.door} · <RevealedText text={s.workspaceRoot} /> · last call {formatTime(s.lastCallAt)}
+              </span>
+            </li>
+          ))}
+        </ul>
+      </Card>
+    </>
   );
 }

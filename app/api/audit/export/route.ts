@@ -3,6 +3,7 @@ import { parseUtcInput } from "@/lib/dashboard/sessions";
 import { requireReviewer } from "@/lib/http/auth";
 import { errorResponse } from "@/lib/http/respond";
 import { guardDoor } from "@/lib/http/door";
+import { refuseOtherMethods } from "@/lib/http/methods";
 
 /**
  * GET /api/audit/export?from=…&to=… — the audit log as JSON Lines (one object per line): the
@@ -43,3 +44,6 @@ export const GET = guardDoor(async function GET(req: Request): Promise<Response>
     },
   });
 });
+
+/** Every other method answers 405 `method_not_allowed` with an `Allow` header; OPTIONS names the methods (lib/http/methods.ts). */
+export const { POST, PUT, DELETE, PATCH, OPTIONS } = refuseOtherMethods(["GET"]);

@@ -3,12 +3,15 @@ import { requireAgent } from "@/lib/http/auth";
 import { approvalWait, envelopeResponse, readJsonBody } from "@/lib/http/respond";
 import { getConfig } from "@/lib/config";
 import { guardDoor } from "@/lib/http/door";
+import { refuseOtherMethods } from "@/lib/http/methods";
 
 /**
  * POST /api/tools/{name} — one tool call.
  * Headers: `Authorization: Bearer <agent token>` (required); `X-Agent-Session: <id>` groups
  * calls into one session (optional); `Prefer: wait=N` (RFC 7240) waits up to N seconds for a
- * reviewer when the policy asks (default and maximum are configured).
+ * reviewer when the policy asks (default and maximum are configured). A honored wait is echoed as
+ * `Preference-Applied: wait=N` (N after the cap); a malformed one is ignored (the default applies,
+ * no `Preference-Applied`), see `approvalWait` in lib/http/respond.ts for why it is not a 400.
  * Body: the tool's arguments as a JSON object.
  * Response: the envelope `{ok, call_id, data}` / `{ok: false, call_id, error}`; HTTP status by
  * error name (lib/errors.ts); 202 + `Location` for `approval_pending`.
@@ -33,3 +36,6 @@ export const POST = guardDoor(async function POST(req: Request, { params }: { pa
   );
   return envelopeResponse(envelope, applied !== null ? { "preference-applied": applied } : {});
 });
+
+/** Every other method answers 405 `method_not_allowed` with an `Allow` header; OPTIONS names the methods (lib/http/methods.ts). */
+export const { GET, HEAD, PUT, DELETE, PATCH, OPTIONS } = refuseOtherMethods(["POST"]);

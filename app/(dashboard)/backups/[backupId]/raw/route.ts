@@ -1,6 +1,7 @@
 import { versionBytes } from "@/lib/dashboard/backups";
 import { requireReviewer } from "@/lib/http/auth";
 import { errorResponse } from "@/lib/http/respond";
+import { refuseOtherMethods } from "@/lib/http/methods";
 
 /**
  * GET /backups/{id}/raw — a backup's exact bytes as a download (any size, binary or text).
@@ -23,3 +24,6 @@ export async function GET(req: Request, { params }: { params: Promise<{ backupId
     },
   });
 }
+
+/** Every other method answers 405 `method_not_allowed` with an `Allow` header; OPTIONS names the methods (lib/http/methods.ts). */
+export const { POST, PUT, DELETE, PATCH, OPTIONS } = refuseOtherMethods(["GET"]);

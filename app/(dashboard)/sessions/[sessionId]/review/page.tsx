@@ -8,6 +8,7 @@ import { EmptyState, PageHeader } from "../../../_components/page-parts";
 import { RevealedText } from "../../../_components/revealed-text";
 import { PageSkeleton } from "../../../_components/states";
 import { ReviewList } from "./_components/review-list";
+import { resolveSessionRef } from "../_components/resolve-session";
 
 export const metadata: Metadata = { title: "Review changes" };
 
@@ -19,8 +20,11 @@ type Params = { params: Promise<{ sessionId: string }>; searchParams: Promise<Re
  * mark reviewed or revert. `?show=all` includes the ones already reviewed.
  */
 export default async function SessionReviewPage({ params, searchParams }: Params) {
-  const [{ sessionId }, query] = await Promise.all([params, searchParams]);
-  await requireReviewerPage(pathWithQuery(`/sessions/${sessionId}/review`, query));
+  const [{ sessionId: ref }, query] = await Promise.all([params, searchParams]);
+  await requireReviewerPage(pathWithQuery(`/sessions/${ref}/review`, query));
+  // A session's name in the URL redirects to its id (see resolveSessionRef).
+  const { id: sessionId } = await resolveSessionRef(ref, "/review", query);
+  if (!sessionId) notFound();
   const all = query.show === "all";
   return (
     <Suspense fallback={<PageSkeleton />}>

@@ -9,6 +9,7 @@ import { DiffView } from "../../../_components/diff-view";
 import { Card, Mono, PageHeader } from "../../../_components/page-parts";
 import { RevealedText } from "../../../_components/revealed-text";
 import { rewindAction } from "./actions";
+import { resolveSessionRef } from "../_components/resolve-session";
 
 export const metadata: Metadata = { title: "Rewind session" };
 
@@ -17,12 +18,18 @@ type Params = { params: Promise<{ sessionId: string }>; searchParams: Promise<Re
 /**
  * "Put the workspace back as it was before this call": the calls that will be undone (newest
  * first), the combined diff and any conflicts, computed without changing anything; then one
- * button that rewinds (one reviewer action in the audit log).
+ * button that rewinds (one reviewer action in the audit log). After it ran, the page re-renders
+ * with the rewind's answer: paths already back as they were are not conflicts (lib/effects/rewind.ts),
+ * so a clean rewind shows only its result and nothing left to undo; the red box is for paths that
+ * really changed since.
  */
 export default async function RewindPage({ params, searchParams }: Params) {
-  const [{ sessionId }, query] = await Promise.all([params, searchParams]);
+  const [{ sessionId: ref }, query] = await Promise.all([params, searchParams]);
   const before = typeof query.before === "string" ? query.before : "";
-  const reviewer = await requireReviewerPage(`/sessions/${sessionId}/rewind?before=${encodeURIComponent(before)}`);
+  const reviewer = await requireReviewerPage(`/sessions/${ref}/rewind?before=${encodeURIComponent(before)}`);
+  // A session's name in the URL redirects to its id (see resolveSessionRef).
+  const { id: sessionId } = await resolveSessionRef(ref, "/rewind", query);
+  if (!sessionId) notFound();
   const preview = await rewindAsReviewer(sessionId, before, reviewer.login, true);
   if (!preview.ok && preview.error.name === "not_found") notFound();
   const outcome = preview.ok ? preview.outcome : preview.outcome;
@@ -36,7 +43,7 @@ export default async function RewindPage({ params, searchParams }: Params) {
         </Link>
       </PageHeader>
       <div className="space-y-4" data-testid="rewind-preview">
-        <Card title={`${outcome.reverted_calls.length} call(s) will be undone, newest first`}>
+        <Card title={outcome.reverted_calls.length > 0 ? `${outcome.reverted_calls.length} call(s) will be undone, newest first` : "No call after this one is left to undo"}>
           <ol className="space-y-1 text-sm">
             {outcome.reverted_calls.map((call) => (
               <li key={call.call_id} className="flex flex-wrap gap-2">

@@ -2,6 +2,7 @@ import { revokeAgentToken } from "@/lib/auth/agents";
 import { requireReviewer } from "@/lib/http/auth";
 import { errorResponse, json } from "@/lib/http/respond";
 import { guardDoor } from "@/lib/http/door";
+import { refuseOtherMethods } from "@/lib/http/methods";
 
 /**
  * POST /api/agents/{id}/revoke — revokes an agent token (the dashboard's Tokens page, for
@@ -18,3 +19,6 @@ export const POST = guardDoor(async function POST(req: Request, { params }: { pa
   if (!result.ok) return errorResponse(result.error.name, result.error.message, result.error.detail);
   return json({ ok: true, agent_id: agentId, ended_calls: result.endedCalls });
 });
+
+/** Every other method answers 405 `method_not_allowed` with an `Allow` header; OPTIONS names the methods (lib/http/methods.ts). */
+export const { GET, HEAD, PUT, DELETE, PATCH, OPTIONS } = refuseOtherMethods(["POST"]);

@@ -5,6 +5,7 @@ import { requireReviewer } from "@/lib/http/auth";
 import { envelopeResponse, errorResponse, json, readJsonBody } from "@/lib/http/respond";
 import { failure } from "@/lib/result";
 import { guardDoor } from "@/lib/http/door";
+import { refuseOtherMethods } from "@/lib/http/methods";
 
 const ApproveBody = z.object({ content: z.string().optional(), grant: GrantRequest.optional() }).strict();
 
@@ -38,3 +39,6 @@ export const POST = guardDoor(async function POST(req: Request, { params }: { pa
   const grants = grant ? await grantsFromCall(callId) : [];
   return json({ ok: true, call_id: callId, status: result.status, result: result.envelope, ...(grant && { grants }) });
 });
+
+/** Every other method answers 405 `method_not_allowed` with an `Allow` header; OPTIONS names the methods (lib/http/methods.ts). */
+export const { GET, HEAD, PUT, DELETE, PATCH, OPTIONS } = refuseOtherMethods(["POST"]);

@@ -4,6 +4,7 @@ import { requireReviewer } from "@/lib/http/auth";
 import { envelopeResponse, errorResponse, json, readJsonBody } from "@/lib/http/respond";
 import { failure } from "@/lib/result";
 import { guardDoor } from "@/lib/http/door";
+import { refuseOtherMethods } from "@/lib/http/methods";
 
 const RejectBody = z.object({ reason: z.string().max(2000).default("") }).strict();
 
@@ -25,3 +26,6 @@ export const POST = guardDoor(async function POST(req: Request, { params }: { pa
   if (!result.ok) return envelopeResponse(failure(callId, result.error));
   return json({ ok: true, call_id: callId, status: result.status, result: result.envelope });
 });
+
+/** Every other method answers 405 `method_not_allowed` with an `Allow` header; OPTIONS names the methods (lib/http/methods.ts). */
+export const { GET, HEAD, PUT, DELETE, PATCH, OPTIONS } = refuseOtherMethods(["POST"]);

@@ -3,6 +3,7 @@ import { requireReviewer } from "@/lib/http/auth";
 import { envelopeResponse, json } from "@/lib/http/respond";
 import { failure } from "@/lib/result";
 import { guardDoor } from "@/lib/http/door";
+import { refuseOtherMethods } from "@/lib/http/methods";
 
 /**
  * POST /api/grants/{id}/revoke — ends a grant now (audited as `policy.grant_revoked`); the next
@@ -17,3 +18,6 @@ export const POST = guardDoor(async function POST(req: Request, { params }: { pa
   if (!result.ok) return envelopeResponse(failure(null, result.error));
   return json({ ok: true, grant_id: grantId });
 });
+
+/** Every other method answers 405 `method_not_allowed` with an `Allow` header; OPTIONS names the methods (lib/http/methods.ts). */
+export const { GET, HEAD, PUT, DELETE, PATCH, OPTIONS } = refuseOtherMethods(["POST"]);

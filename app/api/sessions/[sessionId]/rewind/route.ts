@@ -4,6 +4,7 @@ import { requireReviewer } from "@/lib/http/auth";
 import { errorResponse, json, readJsonBody } from "@/lib/http/respond";
 import { httpStatusOf } from "@/lib/errors";
 import { guardDoor } from "@/lib/http/door";
+import { refuseOtherMethods } from "@/lib/http/methods";
 
 const RewindBody = z
   .object({
@@ -35,3 +36,6 @@ export const POST = guardDoor(async function POST(req: Request, { params }: { pa
   if (result.ok) return json({ ok: true, ...result.outcome });
   return json({ ok: false, call_id: result.outcome?.call_id ?? null, error: result.error, ...(result.outcome && { reverted_calls: result.outcome.reverted_calls, conflicts: result.outcome.conflicts }) }, httpStatusOf(result.error.name));
 });
+
+/** Every other method answers 405 `method_not_allowed` with an `Allow` header; OPTIONS names the methods (lib/http/methods.ts). */
+export const { GET, HEAD, PUT, DELETE, PATCH, OPTIONS } = refuseOtherMethods(["POST"]);
