@@ -8,6 +8,7 @@ import { CAPTURE_SETUP_FAILED, captureCommandLine, captureSetupError, captureSup
 import { holdCallForEffects } from "@/lib/effects/call-hooks";
 import { moveChangeSet, writeChangeSet } from "@/lib/effects/journal";
 import { readChangeSet } from "@/lib/effects/read-change-set";
+import { priorDeletions } from "@/lib/effects/deletion-budget";
 import { stageEntries, type ChangesSummary } from "@/lib/effects/stage";
 import { PRESETS } from "@/lib/policy/presets";
 import type { ToolContext } from "@/lib/tools/define-tool";
@@ -98,6 +99,8 @@ export async function runWithEffects(
       // Large deletions are held where the call's preset says so (strict and balanced; not
       // autonomous); a call without a known preset gets the strictest check.
       holdLargeDeletions: PRESETS[ctx.preset ?? "strict"].checks.holdLargeDeletions,
+      // …counting what the same agent's commands deleted just before without a reviewer.
+      priorDeletions: () => priorDeletions(ctx.callId, ctx.workspace.id),
       // git's index and refs are reviewed when the change set touches a .git directory.
       upper: cap.upper,
       // Under strict only read-only commands run without asking: their changes beyond git's stat

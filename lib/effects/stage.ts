@@ -4,6 +4,7 @@ import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
 import { capDiff, diffFileBytes, diffTexts } from "@/lib/diff/unified";
 import { inPool, type ContentSource } from "@/lib/effects/apply";
+import { DELETION_WINDOW_MS, type PriorDeletions } from "@/lib/effects/deletion-budget";
 import { configIsInert, gitDanger } from "@/lib/effects/git-danger";
 import { reviewGitState } from "@/lib/effects/git-state";
 import type { FileChangeRow } from "@/lib/effects/journal";
@@ -197,6 +198,12 @@ export async function stageEntries(input: {
    */
   holdLargeDeletions?: boolean;
   /**
+   * The files the same agent's commands deleted earlier without a reviewer (lib/effects/deletion-budget.ts),
+   * asked only when this change set deletes files and is not held for its own count: together they
+   * must stay within `maxDeletions()`.
+   */
+  priorDeletions?: () => Promise<PriorDeletions>;
+  /**
    * The command's overlay upper layer: when the change set touches a `.git` directory, git's index
    * and refs are read before and after (lib/effects/git-state.ts), shown, and held where risky.
    */
@@ -320,6 +327,14 @@ export async function stageEntries(input: {
   const holdReasons: string[] = [];
   if (input.reviewEffects) holdReasons.push("a policy rule asks a reviewer to approve this command's effect (review_effects)");
   if (input.holdLargeDeletions !== false && deletions > maxDeletions()) holdReasons.push(`deletes ${deletions} files (more than ${maxDeletions()})`);
+  else if (input.holdLargeDeletions !== false && deletions > 0 && input.priorDeletions) {
+    const prior = await input.priorDeletions();
+    if (deletions + prior.count > maxDeletions()) {
+      holdReasons.push(
+        `deletes ${deletions} files, and this agent's commands deleted ${prior.count} more in the last ${DELETION_WINDOW_MS / 60_000} minutes without a reviewer (${prior.calls.join(", ")}${prior.calls.length < 5 ? "" : ", …"}): more than ${maxDeletions()} together`,
+      );
+    }
+  }
   const named = gitDangers.filter((d) => d !== undefined);
   for (const d of named.slice(0, 5)) holdReasons.push(d);
   if (named.length > 5) holdReasons.push(`and ${named.length - 5} more git files that can run code`);

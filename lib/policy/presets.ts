@@ -124,8 +124,9 @@ export interface PresetSpec {
     largeChange: boolean;
     /**
      * A command's change set that deletes many files (more than AGENT_REACH_EFFECTS_MAX_DELETIONS,
-     * lib/effects/stage.ts) is held for a reviewer; without it, the deletions apply at once, each
-     * deleted file backed up and revertible.
+     * lib/effects/stage.ts, together with the agent's unreviewed deletions of the last 30 minutes,
+     * lib/effects/deletion-budget.ts) is held for a reviewer; without it, the deletions apply at
+     * once, each deleted file backed up and revertible.
      */
     holdLargeDeletions: boolean;
     /** Writes into a git directory found by its shape (a `.git` pointer's target, a bare repository) ask. */

@@ -3,6 +3,7 @@ import path from "node:path";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { useFreshDatabase } from "@/tests/helpers/test-db";
 import { approveCall } from "@/lib/approvals/queue";
+import { createAgentToken } from "@/lib/auth/tokens";
 import { db } from "@/lib/db";
 import { maxDeletions } from "@/lib/effects/stage";
 import { callTool } from "@/lib/gateway/call-tool";
@@ -93,4 +94,43 @@ describe("large deletions by a command, per preset", () => {
     expect(JSON.parse(set!.summaryJson).hold_reasons[0]).toMatch(/deletes \d+ files/);
     expect(fs.readdirSync(path.join(ws.root, "bulk"))).toHaveLength(COUNT);
   }, 120_000);
+});
+
+describe("large deletions split over several commands", () => {
+  /** Deletes `bulk/f{from}…f{to-1}` as `agent` in session `session` under balanced. */
+  async function deleteSlice(agent: { id: string; name: string }, session: string, from: number, to: number): Promise<any> {
+    await setWorkspacePreset(ws.id, "balanced", "test");
+    const names = Array.from({ length: to - from }, (_, i) => `bulk/f${from + i}.txt`).join(" ");
+    return callTool({ door: "http", agent: { ...agent, workspaceId: null }, sessionKey: session }, "run_command", { command: `rm -f ${names}` }, { waitMs: 0 });
+  }
+
+  it("count what the same agent deleted just before without a reviewer, whatever session key it sends", async () => {
+    const { agent } = await createAgentToken("slicer");
+    const slice = Math.floor(maxDeletions() / 2) + 5; // two slices stay under the limit alone, not together
+    const first: any = await deleteSlice(agent, "slice-1", 0, slice);
+    expect(first.data.changes).toMatchObject({ status: "applied", deleted: slice });
+    // A new session key does not reset the budget: it belongs to the token.
+    const second: any = await deleteSlice(agent, "slice-2", slice, 2 * slice);
+    expect(second.data.changes.status).toBe("held");
+    expect(second.data.changes.hold_reasons.join(" ")).toContain(`deletes ${slice} files, and this agent's commands deleted ${slice} more in the last 30 minutes without a reviewer (${first.call_id})`);
+    expect(fs.existsSync(path.join(ws.root, "bulk", `f${slice}.txt`))).toBe(true);
+    // Approved by a reviewer, the held deletions do not count against what follows; the first slice still does.
+    const approved: any = await approveCall(second.call_id, "admin");
+    expect(approved.envelope.data.changes.status).toBe("applied");
+    for (let i = 2 * slice; i < 3 * slice; i++) fs.writeFileSync(path.join(ws.root, "bulk", `f${i}.txt`), `file ${i}\n`);
+    const third: any = await deleteSlice(agent, "slice-3", 2 * slice, 3 * slice);
+    expect(third.data.changes.status).toBe("held");
+    expect(third.data.changes.hold_reasons.join(" ")).toContain(`deleted ${slice} more`);
+  }, 180_000);
+
+  it("other agents, and deletions older than the window, do not count", async () => {
+    const a = (await createAgentToken("agent-a")).agent;
+    const b = (await createAgentToken("agent-b")).agent;
+    const slice = maxDeletions() - 5;
+    expect((await deleteSlice(a, "a", 0, slice)).data.changes.status).toBe("applied");
+    expect((await deleteSlice(b, "b", slice, slice + 10)).data.changes.status).toBe("applied");
+    // Agent a's slice, moved back beyond the window, no longer counts.
+    await db().toolCall.updateMany({ where: { agentId: a.id }, data: { createdAt: new Date(Date.now() - 31 * 60 * 1000) } });
+    expect((await deleteSlice(a, "a", slice + 10, slice + 20)).data.changes.status).toBe("applied");
+  }, 180_000);
 });
