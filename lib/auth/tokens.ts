@@ -1,4 +1,5 @@
 import { db, dbProvider } from "@/lib/db";
+import { pgReaderPool } from "@/lib/db/pg-connection";
 import { sqliteConnection } from "@/lib/db/sqlite-connection";
 import { newId, newSecret, sha256Hex } from "@/lib/ids";
 import { registerSecret } from "@/lib/redact";
@@ -206,7 +207,16 @@ export async function authenticateReviewer(bearer: string | null, sessionCookie:
 /** The agent row of a token hash (the columns authentication needs), or null. */
 async function agentByTokenHash(tokenHash: string): Promise<{ id: string; name: string; workspaceId: string | null; revokedAt: Date | null; lastUsedAt: Date | null } | null> {
   if (dbProvider() !== "sqlite") {
-    return db().agent.findUnique({ where: { tokenHash }, select: { id: true, name: true, workspaceId: true, revokedAt: true, lastUsedAt: true } });
+    // The columns are timestamps without a zone holding UTC (as Prisma writes them): read as epoch ms,
+    // so the driver's local-time parsing of such columns never applies.
+    const { rows } = await pgReaderPool().query<{ id: string; name: string; workspaceId: string | null; revokedMs: number | null; lastUsedMs: number | null }>(
+      `SELECT "id", "name", "workspaceId", (EXTRACT(EPOCH FROM "revokedAt") * 1000)::float8 AS "revokedMs", (EXTRACT(EPOCH FROM "lastUsedAt") * 1000)::float8 AS "lastUsedMs" FROM "Agent" WHERE "tokenHash" = $1`,
+      [tokenHash],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    const at = (ms: number | null) => (ms === null ? null : new Date(ms));
+    return { id: row.id, name: row.name, workspaceId: row.workspaceId, revokedAt: at(row.revokedMs), lastUsedAt: at(row.lastUsedMs) };
   }
   const row = sqliteConnection().statement(`SELECT "id", "name", "workspaceId", "revokedAt", "lastUsedAt" FROM "Agent" WHERE "tokenHash" = ?`).get(tokenHash) as
     | { id: string; name: string; workspaceId: string | null; revokedAt: string | number | null; lastUsedAt: string | number | null }

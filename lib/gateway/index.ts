@@ -10,7 +10,7 @@ import { writerStats } from "@/lib/audit/writer";
 import { callTool, type Caller, type CallOptions } from "@/lib/gateway/call-tool";
 import { forgetWorkspace } from "@/lib/workspace/register-workspace";
 import { bootstrap, type BootstrapResult } from "@/lib/runtime/bootstrap";
-import { closePgWriterPool } from "@/lib/db/pg-connection";
+import { closePgReaderPool, closePgWriterPool } from "@/lib/db/pg-connection";
 
 /**
  * The gateway in process, without a server: for tests of the pipeline, benchmarks and embedding.
@@ -87,6 +87,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     async close() {
       await client.$disconnect();
       await closePgWriterPool();
+      await closePgReaderPool();
       useDb(null);
       useConfig(null);
       forgetWorkspace();
