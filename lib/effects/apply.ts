@@ -211,7 +211,11 @@ async function create(root: string, dir: HeldDirectory, name: string, row: FileC
     await raceHook("dir", row.path);
     if (!st) {
       await dir.verify();
-      await fs.mkdir(abs, { mode: mode ?? 0o755 });
+      // mkdir never follows the name: something put there since the check fails the row.
+      await fs.mkdir(abs, { mode: mode ?? 0o755 }).catch((err: unknown) => {
+        if ((err as NodeJS.ErrnoException).code === "EEXIST") throw new ToolError("conflict", `${row.path} appeared while changes were applied`, { path: row.path, reason: "type_changed" });
+        throw err;
+      });
     }
     const handle = await openChecked(abs, "dir", st, row.path);
     try {
