@@ -117,8 +117,9 @@ export type ApplyObserver = (done: number, total: number) => void | Promise<void
  *   left the root; `write_failed` for file-system errors (the journal stays "applying", so a
  *   retry or a restart finishes it)
  */
-export async function applyRows(root: string, rows: FileChangeRow[], source: ContentSource, observe?: ApplyObserver, options: { durable?: boolean } = {}): Promise<void> {
+export async function applyRows(root: string, rows: FileChangeRow[], source: ContentSource, observe?: ApplyObserver, options: ApplyOptions = {}): Promise<void> {
   const durable = options.durable ?? false;
+  const skipped = options.skipped;
   const removals = rows.filter((r) => r.beforeType !== null && (r.afterType === null || r.afterType !== r.beforeType));
   removals.sort((a, b) => comparePaths(b.path, a.path));
   const creations = rows.filter((r) => r.afterType !== null);
@@ -130,7 +131,19 @@ export async function applyRows(root: string, rows: FileChangeRow[], source: Con
   };
   // Every row holds its directory afresh (no directory is trusted from an earlier row: another
   // apply may have run in between), and every call below acts through that descriptor.
-  const remove = async (row: FileChangeRow) => {
+  const remove = (row: FileChangeRow) => guard(row, () => removeRow(row));
+  const make = (row: FileChangeRow) => guard(row, () => makeRow(row));
+  // With `skipped`, a failed row is noted and the others still run (a roll back); else it throws.
+  const guard = async (row: FileChangeRow, fn: () => Promise<void>) => {
+    try {
+      await fn();
+    } catch (err) {
+      if (!skipped) throw err;
+      skipped.push({ path: row.path, error: err });
+      await tick();
+    }
+  };
+  const removeRow = async (row: FileChangeRow) => {
     const { dir: dirRel, name } = rowParts(row.path);
     let dir: HeldDirectory;
     try {
@@ -156,7 +169,7 @@ export async function applyRows(root: string, rows: FileChangeRow[], source: Con
     }
     await tick();
   };
-  const make = async (row: FileChangeRow) => {
+  const makeRow = async (row: FileChangeRow) => {
     const { dir: dirRel, name } = rowParts(row.path);
     const dir = await holdDirectory(root, dirRel);
     try {
@@ -172,6 +185,17 @@ export async function applyRows(root: string, rows: FileChangeRow[], source: Con
   for (const row of removals.filter((r) => r.beforeType === "dir")) await remove(row);
   for (const row of creations.filter((r) => r.afterType === "dir")) await make(row);
   await inPool(creations.filter((r) => r.afterType !== "dir"), make);
+}
+
+/** Options of `applyRows`. */
+export interface ApplyOptions {
+  /** fsync each file as it is written (default false: the caller syncs the workspace once). */
+  durable?: boolean;
+  /**
+   * When given, a row that fails is pushed here (its path and error) and the remaining rows still
+   * run, so one row never stops the others; without it the first failure is thrown.
+   */
+  skipped?: Array<{ path: string; error: unknown }>;
 }
 
 /** Files worked on at once by an apply or a stage. */
@@ -379,12 +403,32 @@ export async function currentState(root: string, rel: string, withHash: boolean)
 }
 
 /**
- * Puts the before-states back after a failed apply (best effort per row: a bulky file that kept
- * no backup keeps its new content). Used by a failed apply and by recovery when the new content
- * is gone.
+ * Puts the before-states back after a failed apply, row by row. A row whose path another change
+ * took over meanwhile (replaced by a link or another entry, its directory swapped or gone) is left
+ * as that change made it: the roll back never acts through what it did not check, and it never
+ * undoes someone else's change. A bulky file that kept no backup keeps its new content. Used by a
+ * failed apply and by recovery when the new content is gone.
+ *
+ * @returns the paths left as they are (taken over meanwhile)
+ * @throws the first error of a row that failed for another reason (a file-system error), after
+ *   every other row was put back
  */
-export async function rollBack(root: string, rows: FileChangeRow[]): Promise<void> {
+export async function rollBack(root: string, rows: FileChangeRow[]): Promise<string[]> {
   const back = inverse(rows).filter((r) => !(r.afterType === "file" && r.afterSha === null));
-  await applyRows(root, back, blobSource);
+  const skipped: Array<{ path: string; error: unknown }> = [];
+  await applyRows(root, back, blobSource, undefined, { skipped });
   await syncWorkspace(root);
+  const hard = skipped.find((s) => !takenOver(s.error));
+  if (hard) throw hard.error;
+  return skipped.map((s) => s.path);
+}
+
+/** Errors that mean a row's path (or its directory) changed since the apply looked at it. */
+function takenOver(err: unknown): boolean {
+  if (err instanceof ToolError) {
+    if (err.errorName === "conflict" || err.errorName === "path_outside_workspace" || err.errorName === "not_found") return true;
+    return err.errorName === "write_failed" && err.detail.reason === "target_changed";
+  }
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP" || code === "EEXIST" || code === "EISDIR";
 }

@@ -227,6 +227,24 @@ describe("a parent that is a link before the apply starts", () => {
   }
 });
 
+describe("skipped: a roll back goes on past a row taken over meanwhile", () => {
+  test("the other rows are applied and the taken-over one is named", async () => {
+    await f.put("a.txt", "a\n", 0o644);
+    await f.put("b.txt", "b\n", 0o644);
+    const skipped: Array<{ path: string; error: unknown }> = [];
+    setApplyRaceHook(async (point, rel) => {
+      if (point === "file" && rel === "a.txt") await swapForLink("a.txt", () => hostFile)();
+    });
+    await applyRows(f.ws, [
+      row({ path: "a.txt", kind: "mode", beforeType: "file", beforeMode: 0o644, afterType: "file", afterMode: 0o777 }),
+      row({ path: "b.txt", kind: "mode", beforeType: "file", beforeMode: 0o644, afterType: "file", afterMode: 0o700 }),
+    ], source, undefined, { skipped });
+    expect(skipped.map((s) => [s.path, (s.error as ToolError).detail.reason])).toEqual([["a.txt", "type_changed"]]);
+    expect((await modeOf(f.at("b.txt"))).toString(8)).toBe("700");
+    await expectHostUntouched();
+  });
+});
+
 describe("ordinary applies still work", () => {
   test("mode changes, a new file, a new directory, a link inside, removals", async () => {
     await f.put("big.bin", BIG, 0o644);
