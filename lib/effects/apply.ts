@@ -21,6 +21,10 @@ import { assertStillNamed, holdDirectory, openChecked, splitRel, type HeldDirect
  * once (`syncWorkspace`) before it marks the journal applied. New files and directories get the
  * owner of the directory they are created in (when the gateway may chown); modes come from the
  * rows. A directory is only removed when empty: files someone added meanwhile are never lost.
+ * Another change set may be applied between any two steps, so no step acts on a path it checked
+ * earlier: each row holds its directory open (lib/workspace/hold-directory.ts), modes and owners
+ * are set on descriptors opened without following links, and entries are placed and removed
+ * through the held directory.
  */
 
 const execFileAsync = promisify(execFile);
@@ -113,9 +117,12 @@ export type ApplyObserver = (done: number, total: number) => void | Promise<void
  *
  * @param rows journaled rows (any order; sorted here)
  * @param source where file bytes come from
- * @throws ToolError `path_outside_workspace` when a parent directory turned into a symlink or
- *   left the root; `write_failed` for file-system errors (the journal stays "applying", so a
- *   retry or a restart finishes it)
+ * @param options `durable`, and `skipped` (note failed rows and go on: see ApplyOptions)
+ * @throws ToolError `path_outside_workspace` (reason "parent_symlink") when a directory on a row's
+ *   path is a symlink; `conflict` (reason "type_changed") when a row's name was replaced between
+ *   its check and the call it guards; `write_failed` (reason "target_changed") when a row's
+ *   directory was replaced by another one meanwhile, or for file-system errors (the journal stays
+ *   "applying", so a retry or a restart finishes it)
  */
 export async function applyRows(root: string, rows: FileChangeRow[], source: ContentSource, observe?: ApplyObserver, options: ApplyOptions = {}): Promise<void> {
   const durable = options.durable ?? false;
