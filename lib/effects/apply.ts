@@ -427,6 +427,7 @@ export async function rollBack(root: string, rows: FileChangeRow[]): Promise<str
   await syncWorkspace(root);
   const hard = skipped.find((s) => !takenOver(s.error));
   if (hard) throw hard.error;
+  if (skipped.length > 0) console.error(`[agent-reach] roll back left ${skipped.length} path(s) as another change made them: ${skipped.map((s) => JSON.stringify(s.path)).join(", ")}`);
   return skipped.map((s) => s.path);
 }
 
