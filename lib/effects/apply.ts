@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import crypto from "node:crypto";
-import { constants as fsConstants, type Stats } from "node:fs";
+import { constants as fsConstants, createReadStream, type Stats } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -9,6 +9,7 @@ import { ToolError } from "@/lib/errors";
 import { comparePaths, hashFile } from "@/lib/effects/read-change-set";
 import type { FileChangeRow } from "@/lib/effects/journal";
 import { atomicWriteFile } from "@/lib/workspace/atomic-write";
+import { assertStillNamed, holdDirectory, openChecked, splitRel, type HeldDirectory } from "@/lib/workspace/hold-directory";
 
 /**
  * Puts journaled after-states into the real workspace. Idempotent: every step first looks at what
@@ -20,6 +21,10 @@ import { atomicWriteFile } from "@/lib/workspace/atomic-write";
  * once (`syncWorkspace`) before it marks the journal applied. New files and directories get the
  * owner of the directory they are created in (when the gateway may chown); modes come from the
  * rows. A directory is only removed when empty: files someone added meanwhile are never lost.
+ * Another change set may be applied between any two steps, so no step acts on a path it checked
+ * earlier: each row holds its directory open (lib/workspace/hold-directory.ts), modes and owners
+ * are set on descriptors opened without following links, and entries are placed and removed
+ * through the held directory.
  */
 
 const execFileAsync = promisify(execFile);
@@ -112,13 +117,16 @@ export type ApplyObserver = (done: number, total: number) => void | Promise<void
  *
  * @param rows journaled rows (any order; sorted here)
  * @param source where file bytes come from
- * @throws ToolError `path_outside_workspace` when a parent directory turned into a symlink or
- *   left the root; `write_failed` for file-system errors (the journal stays "applying", so a
- *   retry or a restart finishes it)
+ * @param options `durable`, and `skipped` (note failed rows and go on: see ApplyOptions)
+ * @throws ToolError `path_outside_workspace` (reason "parent_symlink") when a directory on a row's
+ *   path is a symlink; `conflict` (reason "type_changed") when a row's name was replaced between
+ *   its check and the call it guards; `write_failed` (reason "target_changed") when a row's
+ *   directory was replaced by another one meanwhile, or for file-system errors (the journal stays
+ *   "applying", so a retry or a restart finishes it)
  */
-export async function applyRows(root: string, rows: FileChangeRow[], source: ContentSource, observe?: ApplyObserver, options: { durable?: boolean } = {}): Promise<void> {
+export async function applyRows(root: string, rows: FileChangeRow[], source: ContentSource, observe?: ApplyObserver, options: ApplyOptions = {}): Promise<void> {
   const durable = options.durable ?? false;
-  const parents = new ParentCheck(root);
+  const skipped = options.skipped;
   const removals = rows.filter((r) => r.beforeType !== null && (r.afterType === null || r.afterType !== r.beforeType));
   removals.sort((a, b) => comparePaths(b.path, a.path));
   const creations = rows.filter((r) => r.afterType !== null);
@@ -128,25 +136,54 @@ export async function applyRows(root: string, rows: FileChangeRow[], source: Con
   const tick = async () => {
     if (observe) await observe(++done, total);
   };
-  const remove = async (row: FileChangeRow) => {
-    let abs: string;
+  // Every row holds its directory afresh (no directory is trusted from an earlier row: another
+  // apply may have run in between), and every call below acts through that descriptor.
+  const remove = (row: FileChangeRow) => guard(row, () => removeRow(row));
+  const make = (row: FileChangeRow) => guard(row, () => makeRow(row));
+  // With `skipped`, a failed row is noted and the others still run (a roll back); else it throws.
+  const guard = async (row: FileChangeRow, fn: () => Promise<void>) => {
     try {
-      abs = await parents.resolve(row.path);
+      await fn();
+    } catch (err) {
+      if (!skipped) throw err;
+      skipped.push({ path: row.path, error: err });
+      await tick();
+    }
+  };
+  const removeRow = async (row: FileChangeRow) => {
+    const { dir: dirRel, name } = rowParts(row.path);
+    let dir: HeldDirectory;
+    try {
+      dir = await holdDirectory(root, dirRel);
     } catch (err) {
       // Its directory is gone already (a redo after a crash): nothing left to remove.
       if (err instanceof ToolError && err.detail.reason === "parent_missing") return tick();
       throw err;
     }
-    const st = await lstatOrNull(abs);
-    if (st && typeOf(st) === row.beforeType) {
-      if (st.isDirectory()) await removeEmptyDir(abs, row.path);
-      else await fs.unlink(abs).catch(ignoreMissing);
+    try {
+      const abs = dir.at(name);
+      const st = await lstatOrNull(abs);
+      if (st && typeOf(st) === row.beforeType) {
+        await raceHook("remove", row.path);
+        // rmdir and unlink never follow the name itself; the directory is checked once more, so
+        // one swapped since the hold fails the row.
+        await dir.verify();
+        if (st.isDirectory()) await removeEmptyDir(abs, row.path);
+        else await fs.unlink(abs).catch(ignoreMissing);
+      }
+    } finally {
+      await dir.close();
     }
     await tick();
   };
-  const make = async (row: FileChangeRow) => {
-    const abs = await parents.resolve(row.path);
-    await create(root, abs, row, source, durable);
+  const makeRow = async (row: FileChangeRow) => {
+    const { dir: dirRel, name } = rowParts(row.path);
+    const dir = await holdDirectory(root, dirRel);
+    try {
+      await create(root, dir, name, row, source, durable);
+    } finally {
+      await dir.close();
+    }
     await tick();
   };
   // Files and symlinks go in parallel (the file system's latency, not the CPU, is the cost);
@@ -155,6 +192,17 @@ export async function applyRows(root: string, rows: FileChangeRow[], source: Con
   for (const row of removals.filter((r) => r.beforeType === "dir")) await remove(row);
   for (const row of creations.filter((r) => r.afterType === "dir")) await make(row);
   await inPool(creations.filter((r) => r.afterType !== "dir"), make);
+}
+
+/** Options of `applyRows`. */
+export interface ApplyOptions {
+  /** fsync each file as it is written (default false: the caller syncs the workspace once). */
+  durable?: boolean;
+  /**
+   * When given, a row that fails is pushed here (its path and error) and the remaining rows still
+   * run, so one row never stops the others; without it the first failure is thrown.
+   */
+  skipped?: Array<{ path: string; error: unknown }>;
 }
 
 /** Files worked on at once by an apply or a stage. */
@@ -178,24 +226,49 @@ export async function inPool<T>(items: T[], fn: (item: T, index: number) => Prom
   if (failure !== null) throw failure;
 }
 
-async function create(root: string, abs: string, row: FileChangeRow, source: ContentSource, durable: boolean): Promise<void> {
+/**
+ * Makes one row's after-state true at `name` in the held directory `dir`. Nothing here is done by
+ * path after a check: modes and owners are set on a descriptor opened with O_NOFOLLOW and compared
+ * (device, inode) with the entry that was checked; new entries are placed through the directory's
+ * descriptor after the directory was checked once more.
+ */
+async function create(root: string, dir: HeldDirectory, name: string, row: FileChangeRow, source: ContentSource, durable: boolean): Promise<void> {
+  const abs = dir.at(name);
   const st = await lstatOrNull(abs);
   const mode = row.afterMode ?? undefined;
   if (row.afterType === "dir") {
     if (st && !st.isDirectory()) throw new ToolError("conflict", `${row.path} is no longer a directory`, { path: row.path, reason: "type_changed" });
+    if (st && (mode === undefined || (st.mode & 0o7777) === mode)) return;
+    await raceHook("dir", row.path);
     if (!st) {
-      await fs.mkdir(abs, { mode: mode ?? 0o755 });
-      await giveParentOwner(abs);
+      await dir.verify();
+      // mkdir never follows the name: something put there since the check fails the row.
+      await fs.mkdir(abs, { mode: mode ?? 0o755 }).catch((err: unknown) => {
+        if ((err as NodeJS.ErrnoException).code === "EEXIST") throw new ToolError("conflict", `${row.path} appeared while changes were applied`, { path: row.path, reason: "type_changed" });
+        throw err;
+      });
     }
-    if (mode !== undefined && (!st || (st.mode & 0o7777) !== mode)) await fs.chmod(abs, mode);
+    const handle = await openChecked(abs, "dir", st, row.path);
+    try {
+      if (!st) await giveOwner(handle, dir);
+      if (mode !== undefined && ((await handle.stat()).mode & 0o7777) !== mode) await handle.chmod(mode);
+    } finally {
+      await handle.close();
+    }
     return;
   }
   if (row.afterType === "symlink") {
     if (st?.isSymbolicLink() && (await fs.readlink(abs)) === row.afterLink) return;
-    const tmp = path.join(path.dirname(abs), `.${crypto.randomBytes(8).toString("hex")}.agent-reach.tmp`);
+    const tmpName = `.${crypto.randomBytes(8).toString("hex")}.agent-reach.tmp`;
+    const tmp = dir.at(tmpName);
     await fs.symlink(row.afterLink ?? "", tmp);
     try {
-      await giveParentOwner(tmp);
+      if (process.getuid?.() === 0) {
+        const parent = await dir.stat();
+        await fs.lchown(tmp, parent.uid, parent.gid);
+      }
+      await raceHook("symlink", row.path);
+      await dir.verify();
       await fs.rename(tmp, abs);
     } catch (err) {
       await fs.unlink(tmp).catch(() => undefined);
@@ -206,28 +279,79 @@ async function create(root: string, abs: string, row: FileChangeRow, source: Con
   // A regular file.
   if (st?.isFile()) {
     const sameMode = mode === undefined || (st.mode & 0o7777) === mode;
-    if (row.kind === "mode" && row.afterSha === null) {
-      // A bulky file whose mode alone changed: no bytes were kept, only the mode moves.
-      if (!sameMode) await fs.chmod(abs, mode!);
-      return;
-    }
-    if (row.afterSha && st.size === row.size && (await hashFile(abs)) === row.afterSha) {
-      if (!sameMode) await fs.chmod(abs, mode!);
-      return;
+    const modeOnly = row.kind === "mode" && row.afterSha === null;
+    if (modeOnly && sameMode) return;
+    if (modeOnly || (row.afterSha && st.size === row.size)) {
+      await raceHook("file", row.path);
+      // The file checked above, open without following a link; its bytes are hashed and its mode
+      // set through the same descriptor, so a name swapped meanwhile changes nothing it points to.
+      const handle = await openChecked(abs, "file", st, row.path);
+      try {
+        // A bulky file whose mode alone changed: no bytes were kept, only the mode moves.
+        if (modeOnly || (await hashHandle(handle)) === row.afterSha) {
+          await raceHook("file-checked", row.path);
+          if (!sameMode) {
+            await handle.chmod(mode!);
+            await assertStillNamed(abs, handle, row.path);
+          }
+          return;
+        }
+      } finally {
+        await handle.close();
+      }
     }
   }
   const bytes = await source.bytes(row);
   const created = !st?.isFile();
-  await atomicWriteFile(abs, bytes, { mode, durable, createDirs: false, dirsRoot: root });
-  if (created) await giveParentOwner(abs);
+  await atomicWriteFile(path.join(/*turbopackIgnore: true*/ root, row.path), bytes, { mode, durable, createDirs: false, dirsRoot: root });
+  if (created && process.getuid?.() === 0) {
+    const handle = await openChecked(abs, "file", null, row.path);
+    try {
+      await giveOwner(handle, dir);
+    } finally {
+      await handle.close();
+    }
+  }
+}
+
+/** The directory and name of a row's path; rejects empty, "." and ".." components. */
+function rowParts(rel: string): { dir: string; name: string } {
+  if (rel === "" || rel.split("/").some((c) => c === "" || c === "." || c === "..")) {
+    throw new ToolError("path_invalid", `Invalid change-set path ${JSON.stringify(rel)}.`, { path: rel });
+  }
+  return splitRel(rel);
 }
 
 /** New entries get the owner of their directory, as the workspace's own files have (root only). */
-async function giveParentOwner(abs: string): Promise<void> {
+async function giveOwner(handle: fs.FileHandle, dir: HeldDirectory): Promise<void> {
   if (process.getuid?.() !== 0) return;
-  const parent = await fs.stat(path.dirname(abs));
-  const st = await fs.lstat(abs);
-  if (st.uid !== parent.uid || st.gid !== parent.gid) await fs.lchown(abs, parent.uid, parent.gid);
+  const [parent, st] = await Promise.all([dir.stat(), handle.stat()]);
+  if (st.uid !== parent.uid || st.gid !== parent.gid) await handle.chown(parent.uid, parent.gid);
+}
+
+async function hashHandle(handle: fs.FileHandle): Promise<string> {
+  const hash = crypto.createHash("sha256");
+  for await (const chunk of createReadStream("", { fd: handle.fd, autoClose: false, start: 0 })) hash.update(chunk as Buffer);
+  return hash.digest("hex");
+}
+
+/**
+ * Test hook: awaited between a row's check and the call it guards ("remove": before unlink or
+ * rmdir; "dir": before mkdir or chmod of a directory; "symlink": before the link is renamed into
+ * place; "file": before a file whose bytes already match is opened; "file-checked": after it was
+ * hashed, before its mode is set). Tests swap names there to prove the race changes nothing
+ * outside the workspace. Null outside tests.
+ */
+export type ApplyRaceHook = (point: "remove" | "dir" | "symlink" | "file" | "file-checked", rel: string) => void | Promise<void>;
+let applyRaceHook: ApplyRaceHook | null = null;
+
+/** Installs (or, with null, removes) the test hook of `ApplyRaceHook`. */
+export function setApplyRaceHook(hook: ApplyRaceHook | null): void {
+  applyRaceHook = hook;
+}
+
+async function raceHook(point: Parameters<ApplyRaceHook>[0], rel: string): Promise<void> {
+  if (applyRaceHook) await applyRaceHook(point, rel);
 }
 
 async function removeEmptyDir(abs: string, rel: string): Promise<void> {
@@ -265,39 +389,6 @@ export async function lstatOrNull(p: string): Promise<Stats | null> {
   }
 }
 
-/**
- * Every directory a row's path goes through must be a real directory inside the root (no symlink
- * swapped in since the change set was read). Checked once per directory.
- */
-class ParentCheck {
-  private ok = new Set<string>();
-  constructor(private root: string) {}
-
-  async resolve(rel: string): Promise<string> {
-    if (rel === "" || rel.split("/").some((c) => c === "" || c === "." || c === "..")) {
-      throw new ToolError("path_invalid", `Invalid change-set path ${JSON.stringify(rel)}.`, { path: rel });
-    }
-    const abs = path.join(this.root, rel);
-    const dir = path.dirname(abs);
-    if (!this.ok.has(dir)) {
-      let real: string;
-      try {
-        real = await fs.realpath(dir);
-      } catch {
-        real = "";
-      }
-      if (real !== dir && dir !== this.root) {
-        // A missing parent is created by an earlier row of the same set; anything else is a symlink.
-        const st = await lstatOrNull(dir);
-        if (st) throw new ToolError("path_outside_workspace", `A directory on the path of ${rel} is a symbolic link; nothing was written there.`, { path: rel, reason: "parent_symlink" });
-        throw new ToolError("not_found", `The directory of ${rel} does not exist.`, { path: rel, reason: "parent_missing" });
-      }
-      this.ok.add(dir);
-    }
-    return abs;
-  }
-}
-
 /** Flushes the workspace's file system (syncfs), so every applied row is durable at once. */
 export async function syncWorkspace(root: string): Promise<void> {
   await execFileAsync("sync", ["-f", root]).catch(() => execFileAsync("sync", []));
@@ -319,12 +410,33 @@ export async function currentState(root: string, rel: string, withHash: boolean)
 }
 
 /**
- * Puts the before-states back after a failed apply (best effort per row: a bulky file that kept
- * no backup keeps its new content). Used by a failed apply and by recovery when the new content
- * is gone.
+ * Puts the before-states back after a failed apply, row by row. A row whose path another change
+ * took over meanwhile (replaced by a link or another entry, its directory swapped or gone) is left
+ * as that change made it: the roll back never acts through what it did not check, and it never
+ * undoes someone else's change. A bulky file that kept no backup keeps its new content. Used by a
+ * failed apply and by recovery when the new content is gone.
+ *
+ * @returns the paths left as they are (taken over meanwhile)
+ * @throws the first error of a row that failed for another reason (a file-system error), after
+ *   every other row was put back
  */
-export async function rollBack(root: string, rows: FileChangeRow[]): Promise<void> {
+export async function rollBack(root: string, rows: FileChangeRow[]): Promise<string[]> {
   const back = inverse(rows).filter((r) => !(r.afterType === "file" && r.afterSha === null));
-  await applyRows(root, back, blobSource);
+  const skipped: Array<{ path: string; error: unknown }> = [];
+  await applyRows(root, back, blobSource, undefined, { skipped });
   await syncWorkspace(root);
+  const hard = skipped.find((s) => !takenOver(s.error));
+  if (hard) throw hard.error;
+  if (skipped.length > 0) console.error(`[agent-reach] roll back left ${skipped.length} path(s) as another change made them: ${skipped.map((s) => JSON.stringify(s.path)).join(", ")}`);
+  return skipped.map((s) => s.path);
+}
+
+/** Errors that mean a row's path (or its directory) changed since the apply looked at it. */
+function takenOver(err: unknown): boolean {
+  if (err instanceof ToolError) {
+    if (err.errorName === "conflict" || err.errorName === "path_outside_workspace" || err.errorName === "not_found") return true;
+    return err.errorName === "write_failed" && err.detail.reason === "target_changed";
+  }
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP" || code === "EEXIST" || code === "EISDIR";
 }
