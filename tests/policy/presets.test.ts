@@ -307,3 +307,20 @@ describe("one runs-later list", () => {
     }
   });
 });
+
+describe("how much of a real project the runs-later list asks about", () => {
+  it("a small share of this repository's own tracked files: its manifests, lock file and tool configs", async () => {
+    const repo = path.resolve(__dirname, "../..");
+    const tracked = execFileSync("git", ["ls-files", "-z"], { cwd: repo, encoding: "utf8" }).split("\0").filter(Boolean);
+    const asking: string[] = [];
+    for (const p of tracked) {
+      const v = await decide({ tool: "write_file", risk: "write", paths: [p], workspaceRoot: repo, preset: "balanced" }, defaultRulesForPreset("balanced"));
+      if (v.rule?.id.startsWith("preset:balanced:risky-")) asking.push(p);
+    }
+    expect(tracked.length).toBeGreaterThan(100);
+    expect(asking).toEqual(expect.arrayContaining(["package.json", "package-lock.json", "tsconfig.json", "vitest.config.ts"]));
+    // Sources, tests and docs apply at once: the list asks about under 5% of the files.
+    expect(asking.length / tracked.length).toBeLessThan(0.05);
+    expect(asking.filter((p) => /^(lib|app|tests)\/.*\.(ts|tsx)$/.test(p) && !p.endsWith(".config.ts"))).toEqual([]);
+  });
+});
