@@ -198,7 +198,8 @@ export const RUNS_LATER_PATHS: ReadonlyArray<readonly [id: string, glob: string,
   [
     "task-runners",
     anyOf(
-      "justfile", "Justfile", ".justfile", "JUSTFILE", "*.just", "[Tt]askfile*.yml", "[Tt]askfile*.yaml", ".mise.toml", "mise.toml", "mise.*.toml", ".mise.*.toml", ".mise/**", "mise/**", ".config/mise.toml", ".config/mise/**", "mise-tasks/**", ".mise-tasks/**", ".rtx.toml", ".tool-versions",
+      "[Jj][Uu][Ss][Tt][Ff][Ii][Ll][Ee]", ".[Jj][Uu][Ss][Tt][Ff][Ii][Ll][Ee]", "*.just", // just finds its justfile in any letter case
+      "[Tt]askfile*.yml", "[Tt]askfile*.yaml", ".mise.toml", "mise.toml", "mise.*.toml", ".mise.*.toml", ".mise/**", "mise/**", ".config/mise.toml", ".config/mise/**", "mise-tasks/**", ".mise-tasks/**", ".rtx.toml", ".tool-versions",
       "Vagrantfile", "flake.nix", "shell.nix", "default.nix", "Brewfile", "Dockerfile", "Dockerfile.*", "*.dockerfile", "Containerfile", "docker-compose*.yml", "docker-compose*.yaml", "compose.yml", "compose.yaml", "compose.*.yml", "compose.*.yaml",
       "Rakefile", "rakefile", "Rakefile.rb", "*.rake", "Guardfile", "Gruntfile.*", "gulpfile.*", "Gulpfile.*", "Jakefile", "Jakefile.*", "Cakefile", "Snakefile", "dodo.py", "fabfile.py", "noxfile.py", "moon.yml", ".moon/**",
     ),

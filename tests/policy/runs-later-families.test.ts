@@ -346,6 +346,8 @@ const FAMILIES: Record<string, string[]> = {
     "Justfile",
     ".justfile",
     "JUSTFILE",
+    "JustFile",
+    ".JustFile",
     "tasks/release.just",
     "Taskfile.yml",
     "Taskfile.yaml",
