@@ -143,8 +143,10 @@ export const RUNS_LATER_PATHS: ReadonlyArray<readonly [id: string, glob: string,
     ),
     "git hooks installed by a hook manager run on the next commit",
   ],
+  // git itself: filter and diff drivers, submodule URLs and config run or fetch on the next checkout, diff or fetch.
   ["git-files", anyOf(".gitattributes", ".gitmodules", ".gitconfig", ".lfsconfig"), "git attributes, submodules and config files change what git runs and fetches"],
   // Package managers: manifests whose scripts run on install, their settings and plugins.
+  // npm, pnpm, Yarn and bun run the scripts of package.json (pnpm also reads package.yaml and package.json5).
   ["package-json", anyOf("package.json", "package.json5", "package.yaml"), "package scripts (install, test, prepare…) run on the next npm install or npm test"],
   [
     "package-managers",
@@ -180,6 +182,7 @@ export const RUNS_LATER_PATHS: ReadonlyArray<readonly [id: string, glob: string,
   ],
   // Build systems: build files are programs the next build runs.
   ["makefiles", anyOf("Makefile", "makefile", "GNUmakefile", "*.mk", "*.make", "Makefile.am", "Makefile.in"), "Makefiles run whatever they name on the next make"],
+  // Build systems of every language: configure scripts, build definitions and the files every project build imports.
   [
     "build-systems",
     anyOf(
@@ -195,6 +198,7 @@ export const RUNS_LATER_PATHS: ReadonlyArray<readonly [id: string, glob: string,
     ),
     "build files are programs the next build runs",
   ],
+  // Task runners, containers and environments: run what they name on the next task, container build or shell.
   [
     "task-runners",
     anyOf(
@@ -206,6 +210,7 @@ export const RUNS_LATER_PATHS: ReadonlyArray<readonly [id: string, glob: string,
     "task runners, containers and environments run what they name",
   ],
   // Interpreter and debugger start-up files: run whenever that interpreter or debugger starts here.
+  // Python: build backends, pytest plugins and the interpreter's own start-up hooks.
   ["python-hooks", anyOf("setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "conftest.py", "pytest.ini", "sitecustomize.py", "usercustomize.py", "*.pth"), "Python build files, test plugins and start-up hooks run on the next install, test run or interpreter start"],
   [
     "startup-files",
@@ -239,7 +244,9 @@ export const RUNS_LATER_PATHS: ReadonlyArray<readonly [id: string, glob: string,
     ),
     "installed programs and start-up hooks run when a package script or the interpreter starts",
   ],
+  // direnv: loads these into the shell on entering the directory.
   ["envrc", anyOf(".envrc", ".env.rc", ".envrc.local", ".envrc.d/**"), "direnv runs .envrc when anyone enters the directory"],
+  // Coding agents: the next session reads these instructions and follows them.
   [
     "agent-instructions",
     anyOf("AGENTS.md", "AGENT.md", "CLAUDE.md", "CLAUDE.local.md", "GEMINI.md", ".cursorrules", ".windsurfrules", ".goosehints", ".github/copilot-instructions.md", ".github/instructions/**", ".github/prompts/**", ".github/chatmodes/**", ".junie/**", ".kiro/**"),
@@ -254,11 +261,13 @@ export const RUNS_LATER_PATHS: ReadonlyArray<readonly [id: string, glob: string,
     ),
     "editor settings, tasks and launch files run programs from the editor",
   ],
+  // Coding agents and dev containers: hooks, MCP servers and container commands run outside any box.
   [
     "agent-config",
     anyOf(".claude/**", ".mcp.json", ".cursor/**", ".codex/**", ".gemini/**", ".windsurf/**", ".continue/**", ".aider.conf.yml", ".roo/**", ".clinerules/**", ".amazonq/**", ".opencode/**", "opencode.json", ".devcontainer/**", ".devcontainer.json"),
     "coding-agent and dev-container settings: their hooks, MCP servers and commands run outside the sandbox, and they can switch supervision off",
   ],
+  // Shells: start-up files run in every new shell started here (or with this directory as HOME).
   ["shell-rc", anyOf(".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases", ".bashrc.d/**", ".profile", ".profile.d/**", ".zshrc", ".zshrc.*", ".zshrc.d/**", ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".kshrc", ".cshrc", ".tcshrc", ".config/fish/**"), "shell start-up files run in every new shell"],
 ];
 
