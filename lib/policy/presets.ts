@@ -13,7 +13,7 @@ import type { Decision, PolicyRuleData, PresetName } from "@/lib/policy/types";
  * - `balanced` (the default): reads are allowed (sensitive files still ask); write_file, edit_file
  *   and restore_backup apply at once, since each is backed up, diffed and revertible, except on
  *   risky paths (`RUNS_LATER_PATHS`: files that run later with the person's rights or change how
- *   things run) and except large deletions or rewrites (`LARGE_CHANGE`), which ask. run_command
+ *   things run, lock files included) and except large deletions or rewrites (`LARGE_CHANGE`), which ask. run_command
  *   runs in the sandbox without asking; it still asks when it would leave the box (network, a
  *   path outside the workspace, no sandbox) and its change set is held when it trips a hold
  *   threshold (lib/effects/stage.ts). fetch_url asks unless a rule allows it.
@@ -43,50 +43,232 @@ export function isPresetName(value: unknown): value is PresetName {
   return typeof value === "string" && (PRESET_NAMES as readonly string[]).includes(value);
 }
 
+/** A glob matching any of `names` (picomatch globs themselves) at any depth. */
+function anyOf(...names: string[]): string {
+  return names.length === 1 ? `**/${names[0]}` : `**/{${names.join(",")}}`;
+}
+
+/** Every spelling a tool's configuration may take: `<name>.<ext>` for the extensions a tool loads. */
+const CODE_EXTS = "{js,cjs,mjs,ts,cts,mts}";
+const DATA_EXTS = "{json,json5,jsonc,yml,yaml,toml}";
+
 /**
  * Files that run later, with the rights of whoever triggers them and outside the sandbox, or that
- * change how things run: CI configurations, git hook managers, build files, package scripts,
- * direnv, editor task and launch files, shell start-up files. Globs are picomatch (`dot: true`),
- * matched against canonical workspace-relative paths; matching is case-sensitive, as Linux file
- * names are (`.GitHub/workflows` is not the directory GitHub reads). Repository internals
- * (`.git/hooks`, `.git/config`, …) are covered by the sensitive-path rules and by the git checks
- * (lib/effects/git-danger.ts, `insideGitDirectory` in decide.ts), so they are not listed here.
+ * change how things run: CI configurations, git hook managers, build files, package scripts and
+ * lock files, direnv, editor task and launch files, interpreter and shell start-up files. Globs
+ * are picomatch (`dot: true`), matched against canonical workspace-relative paths. Repository
+ * internals (`.git/hooks`, `.git/config`, …) are covered by the sensitive-path rules and by the
+ * git checks (lib/effects/git-danger.ts, `insideGitDirectory` in decide.ts), so they are not
+ * listed here.
+ *
+ * The list is kept by families, grouped by what runs them, and each family names every spelling
+ * its tools read (`.yml` and `.yaml`, dot-prefixed, `rc` and `-local` variants, directories): a
+ * name left out is a file the agent may change without a reviewer. It leaves out what only the
+ * person's own run of the project executes (sources, tests, scripts a runs-later file already
+ * names): those are code the person chose to run, reviewed as ordinary changes.
  *
  * One list serves both halves: the balanced and autonomous presets ask before write_file,
  * edit_file or restore_backup change a matching file, and a command's change set that touches
  * one is held for a reviewer (lib/effects/stage.ts).
  */
 export const RUNS_LATER_PATHS: ReadonlyArray<readonly [id: string, glob: string, note: string]> = [
+  // CI of every forge: run on push or on a pull request, with the repository's secrets.
   ["github-workflows", "**/.github/workflows/**", "GitHub Actions workflows run in CI with the repository's secrets"],
-  ["github-actions", "**/.github/actions/**", "local GitHub Actions run in CI"],
-  ["gitlab-ci", "**/{.gitlab-ci.yml,.gitlab-ci.yaml,.gitlab-ci/**}", "GitLab CI configuration"],
+  ["github-actions", anyOf(".github/actions/**", "action.yml", "action.yaml"), "local GitHub Actions run in CI"],
+  // Gitea and Forgejo Actions read their own directories exactly as GitHub reads .github/workflows.
+  ["forge-workflows", anyOf("{.gitea,.forgejo}/{workflows,actions}/**"), "Gitea and Forgejo Actions workflows run in CI with the repository's secrets"],
+  ["gitlab-ci", anyOf(".gitlab-ci.yml", ".gitlab-ci.yaml", ".gitlab-ci/**", ".gitlab/ci/**", "*.gitlab-ci.yml", "*.gitlab-ci.yaml"), "GitLab CI configuration"],
   ["circleci", "**/.circleci/**", "CircleCI configuration"],
-  ["azure-pipelines", "**/{azure-pipelines*.yml,azure-pipelines*.yaml,.azure-pipelines/**}", "Azure Pipelines configuration"],
-  ["jenkins", "**/Jenkinsfile*", "Jenkins pipelines"],
-  ["other-ci", "**/{.travis.yml,.drone.yml,bitbucket-pipelines.yml,.buildkite/**,.woodpecker/**,.woodpecker.yml,appveyor.yml,.appveyor.yml,cloudbuild.yaml,.cirrus.yml}", "CI configuration"],
-  ["git-hook-managers", "**/{.husky/**,.githooks/**,.git-hooks/**,.hooks/**,.pre-commit-config.yaml,lefthook.yml,.lefthook.yml,.lintstagedrc*,lint-staged.config.*}", "git hooks installed by a hook manager run on the next commit"],
-  ["git-files", "**/{.gitattributes,.gitmodules,.gitconfig,.lfsconfig}", "git attributes, submodules and config files change what git runs and fetches"],
-  ["makefiles", "**/{Makefile,makefile,GNUmakefile,*.mk}", "Makefiles run whatever they name on the next make"],
-  ["package-json", "**/package.json", "package scripts (install, test, prepare…) run on the next npm install or npm test"],
-  ["package-managers", "**/{.npmrc,.yarnrc,.yarnrc.yml,.yarn/plugins/**,.yarn/releases/**,.pnpmfile.cjs,.pnpmfile.mjs,bunfig.toml,deno.json,deno.jsonc,.cargo/**,build.rs,Cargo.toml,Gemfile,*.gemspec,Rakefile,pom.xml,.mvn/**,build.gradle,build.gradle.kts,settings.gradle,settings.gradle.kts,gradlew,gradle/wrapper/**,CMakeLists.txt,*.cmake,meson.build,BUILD,BUILD.bazel,WORKSPACE,*.bzl}", "package manager and build configuration runs code on the next install or build"],
-  ["task-runners", "**/{justfile,Justfile,.justfile,Taskfile.yml,Taskfile.yaml,Taskfile.dist.yml,.mise.toml,mise.toml,.tool-versions,Procfile,Vagrantfile,flake.nix,shell.nix,default.nix,devbox.json,Brewfile,Dockerfile,Dockerfile.*,*.dockerfile,docker-compose*.yml,docker-compose*.yaml,compose.yml,compose.yaml,action.yml,action.yaml}", "task runners, containers and environments run what they name"],
-  ["python-hooks", "**/{setup.py,setup.cfg,pyproject.toml,tox.ini,noxfile.py,conftest.py,pytest.ini,sitecustomize.py,usercustomize.py,*.pth}", "Python build files, test plugins and start-up hooks run on the next install, test run or interpreter start"],
-  ["tool-configs", "**/{*.config.js,*.config.cjs,*.config.mjs,*.config.ts,*.config.cts,*.config.mts,.eslintrc.js,.eslintrc.cjs,.prettierrc.js,.prettierrc.cjs,.babelrc.js,.mocharc.js,.mocharc.cjs,karma.conf.js,Gruntfile.js,gulpfile.js}", "tool configuration written in code runs when the tool (build, lint, test) starts"],
-  ["installed-programs", "**/{node_modules/.bin/**,.venv/bin/**,venv/bin/**,{.venv,venv}/lib/*/site-packages/{*.pth,sitecustomize.py,usercustomize.py}}", "installed programs and start-up hooks run when a package script or the interpreter starts"],
-  ["envrc", "**/{.envrc,.env.rc,.envrc.local}", "direnv runs .envrc when anyone enters the directory"],
+  ["azure-pipelines", anyOf("azure-pipelines*.yml", "azure-pipelines*.yaml", ".azure-pipelines/**", ".azuredevops/**"), "Azure Pipelines configuration"],
+  ["jenkins", anyOf("Jenkinsfile*", "*.jenkinsfile", "*.Jenkinsfile"), "Jenkins pipelines"],
   [
-    "runtime-configs",
-    "**/{.pryrc,.irbrc,.gemrc,.rspec,.dir-locals.el,.bazelrc,.bazelversion,WORKSPACE,WORKSPACE.bazel,MODULE.bazel,Jakefile,Jakefile.js,nodemon.json,.nycrc,.nycrc.*,.babelrc,.babelrc.json,babel.config.json,.mocharc.yml,.mocharc.yaml,.mocharc.json,.storybook/**,nx.json,project.json,turbo.json,lerna.json,tsconfig.json,tsconfig.*.json,jsconfig.json,.swcrc,.pythonrc,.pythonstartup,.inputrc}",
-    "interpreter start-up files, test-runner, build-tool and compiler configs load code or plugins the next time they run",
+    "other-ci",
+    anyOf(
+      ".travis.yml", // Travis CI
+      ".drone.yml", ".drone.yaml", ".drone.jsonnet", ".drone.star", // Drone
+      ".woodpecker/**", ".woodpecker.yml", ".woodpecker.yaml", // Woodpecker
+      "bitbucket-pipelines.yml", // Bitbucket Pipelines
+      ".buildkite/**", "buildkite.yml", "buildkite.yaml", "buildkite.json", // Buildkite
+      "appveyor.yml", ".appveyor.yml", // AppVeyor
+      "cloudbuild.yaml", "cloudbuild.yml", "cloudbuild.json", // Google Cloud Build
+      ".cirrus.yml", ".cirrus.star", // Cirrus CI
+      ".build.yml", ".builds/**", // sourcehut builds
+      ".semaphore/**", // Semaphore
+      "bitrise.yml", "bitrise.yaml", // Bitrise
+      "buildspec*.yml", "buildspec*.yaml", // AWS CodeBuild
+      "codemagic.yaml", "codemagic.yml", // Codemagic
+      "codefresh.yml", "codefresh.yaml", // Codefresh
+      ".teamcity/**", // TeamCity (Kotlin DSL)
+      ".tekton/**", // Tekton (Pipelines as Code)
+      ".harness/**", // Harness
+      "wercker.yml", // Wercker
+      ".zuul.yaml", "zuul.yaml", ".zuul.d/**", "zuul.d/**", // Zuul
+      ".onedev-buildspec.yml", // OneDev
+      "Dangerfile*", "dangerfile.*", // Danger runs in CI
+    ),
+    "CI configuration runs on the next push with the repository's secrets",
   ],
+  // Hosted builds and deploys: the platform runs their build and hook commands on the next push.
+  [
+    "hosted-builds",
+    anyOf(
+      "netlify.toml", "vercel.json", "now.json", ".vercel/**", "amplify.yml", "amplify.yaml",
+      "app.json", "app.yaml", "fly.toml", "render.yaml", "railway.json", "railway.toml", "nixpacks.toml", "Procfile", "Procfile.*",
+      ".platform.app.yaml", ".platform/**", ".upsun/**", ".ebextensions/**", "Pulumi.yaml", "Pulumi.*.yaml",
+      "*.tf", "*.tf.json", "*.tofu", "terragrunt.hcl", ".terraformrc", "terraform.rc", "ansible.cfg",
+    ),
+    "hosted build and deploy configuration, and infrastructure code (Terraform's external data sources run on plan), run commands on the next push, deploy or plan",
+  ],
+  // Cloud IDEs and workspace managers: run their tasks when someone opens the workspace.
+  [
+    "workspace-open",
+    anyOf(
+      ".gitpod.yml", ".gitpod.yaml", ".gitpod.Dockerfile", ".gitpod/**", ".replit", "replit.nix", ".idx/**", "devfile.yaml", ".devfile.yaml",
+      ".codesandbox/**", "sandbox.config.json", ".stackblitzrc", ".lando.yml", ".lando.*.yml", ".ddev/**", "devenv.nix", "devenv.yaml", "devbox.json",
+    ),
+    "cloud IDE and workspace definitions run their tasks when the workspace is opened",
+  ],
+  // Git hook managers: every spelling each one reads; their hooks run on the next commit or push.
+  [
+    "git-hook-managers",
+    anyOf(
+      ".husky/**", ".huskyrc*", "husky.config.*", // husky (v4 reads .huskyrc*, later versions .husky/)
+      ".pre-commit-config.yaml", ".pre-commit-config.yml", ".pre-commit-hooks.yaml", // pre-commit
+      "lefthook*", ".lefthook*", ".lefthook*/**", // lefthook: {,.}lefthook{,-local}.{yml,yaml,json,jsonc,toml} and its script directories
+      "simple-git-hooks*", ".simple-git-hooks*", // simple-git-hooks
+      ".overcommit.yml", // overcommit
+      ".lintstagedrc*", "lint-staged.config.*", // lint-staged
+      ".commitlintrc*", "commitlint.config.*", ".czrc", ".cz.json", ".cz.toml", "cz.json", "cog.toml", // commit-message hooks
+      ".githooks/**", ".git-hooks/**", ".hooks/**",
+    ),
+    "git hooks installed by a hook manager run on the next commit",
+  ],
+  // git itself: filter and diff drivers, submodule URLs and config run or fetch on the next checkout, diff or fetch.
+  ["git-files", anyOf(".gitattributes", ".gitmodules", ".gitconfig", ".lfsconfig"), "git attributes, submodules and config files change what git runs and fetches"],
+  // Package managers: manifests whose scripts run on install, their settings and plugins.
+  // npm, pnpm, Yarn and bun run the scripts of package.json (pnpm also reads package.yaml and package.json5).
+  ["package-json", anyOf("package.json", "package.json5", "package.yaml"), "package scripts (install, test, prepare…) run on the next npm install or npm test"],
+  [
+    "package-managers",
+    anyOf(
+      ".npmrc", ".yarnrc", ".yarnrc.yml", ".yarn/plugins/**", ".yarn/releases/**", ".yarn/patches/**", ".pnp.cjs", ".pnp.js", ".pnp.loader.mjs", ".pnp.data.json", // npm, Yarn (PnP's runtime is plain code)
+      ".pnpmfile.cjs", ".pnpmfile.mjs", "pnpmfile.js", "pnpm-workspace.yaml", "patches/*.patch", // pnpm, patch-package
+      "bunfig.toml", "deno.json", "deno.jsonc", "import_map.json", // bun, deno
+      "composer.json", // PHP: scripts run on composer install
+      "Gemfile", "gems.rb", "*.gemspec", ".bundle/config", // Ruby
+      "Pipfile", "requirements*.txt", "requirements/*.txt", "constraints*.txt", "environment.yml", "environment.yaml", "pixi.toml", "hatch.toml", "pdm.toml", ".pdm.toml", // Python
+      ".cargo/**", "build.rs", "Cargo.toml", "rust-toolchain", "rust-toolchain.toml", // Rust (a toolchain `path` runs that rustc)
+      "go.work", // Go workspaces point every go command at other module directories
+      "mix.exs", "rebar.config", "rebar.config.script", // Elixir, Erlang
+      "Package.swift", "Podfile", "*.podspec", "Cartfile", "Mintfile", "Fastfile", "fastlane/**", "*.xcodeproj/**", "*.xcworkspace/**", // Swift, CocoaPods, fastlane, Xcode build phases
+      "Makefile.PL", "Build.PL", "cpanfile", "dist.ini", // Perl
+      "*.cabal", "Setup.hs", "Setup.lhs", "stack.yaml", "cabal.project", "cabal.project.local", // Haskell
+      "*.rockspec", "*.nimble", "shard.yml", "build.zig", "build.zig.zon", "deps/build.jl", "hook/build.dart", "hook/link.dart", // Lua, Nim, Crystal, Zig, Julia, Dart
+      "project.clj", "deps.edn", "bb.edn", // Clojure
+    ),
+    "package manager manifests and settings run code or fetch what runs on the next install or build",
+  ],
+  // Lock files: the next install (`npm ci`, `cargo build`, `bundle install`) fetches what they name,
+  // and a changed source or checksum installs, and runs the install scripts of, a package the agent chose.
+  [
+    "lockfiles",
+    anyOf(
+      "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lock", "bun.lockb", "deno.lock",
+      "composer.lock", "Gemfile.lock", "gems.locked", "Cargo.lock", "poetry.lock", "Pipfile.lock", "pdm.lock", "uv.lock", "pixi.lock", "conda-lock.yml",
+      "go.work.sum", "mix.lock", "rebar.lock", "Podfile.lock", "Package.resolved", "Cartfile.resolved", "pubspec.lock", "packages.lock.json", "paket.lock",
+      "gradle.lockfile", "*.lockfile", "flake.lock", ".terraform.lock.hcl", "renv.lock", "cpanfile.snapshot", "Manifest.toml", "stack.yaml.lock", "cabal.project.freeze", "shard.lock",
+    ),
+    "lock files pin what the next install fetches: a changed source or checksum installs, and runs the install scripts of, another package",
+  ],
+  // Build systems: build files are programs the next build runs.
+  ["makefiles", anyOf("Makefile", "makefile", "GNUmakefile", "*.mk", "*.make", "Makefile.am", "Makefile.in"), "Makefiles run whatever they name on the next make"],
+  // Build systems of every language: configure scripts, build definitions and the files every project build imports.
+  [
+    "build-systems",
+    anyOf(
+      "configure", "configure.ac", "configure.in", "autogen.sh", "aclocal.m4", // autotools
+      "CMakeLists.txt", "*.cmake", "CMakePresets.json", "CMakeUserPresets.json", "meson.build", "meson.options", "meson_options.txt", "SConstruct", "SConscript", "wscript", "premake5.lua", "xmake.lua",
+      "BUILD", "BUILD.bazel", "WORKSPACE", "WORKSPACE.bazel", "MODULE.bazel", "*.bzl", ".bazelrc", ".bazelversion", "BUCK", ".buckconfig",
+      "pom.xml", ".mvn/**", "mvnw", "mvnw.cmd", "build.xml", // Maven, Ant
+      "*.gradle", "*.gradle.kts", "gradle.properties", "gradlew", "gradlew.bat", "gradle/wrapper/**", "buildSrc/**", // Gradle (gradle.properties may set JVM agents)
+      "build.sbt", "project/*.sbt", "project/*.scala", "project/build.properties", ".sbtopts", ".jvmopts", "build.sc", "build.mill", // sbt, mill
+      "Directory.Build.props", "Directory.Build.targets", "Directory.Build.rsp", "Directory.Packages.props", "Directory.Solution.props", "Directory.Solution.targets",
+      "*.csproj", "*.fsproj", "*.vbproj", "*.proj", "*.props", "*.targets", "global.json", "NuGet.config", "nuget.config", "NuGet.Config", ".config/dotnet-tools.json", // MSBuild imports these into every build
+      "Earthfile", "Tiltfile", "skaffold.yaml", "docker-bake.hcl", "docker-bake.json",
+    ),
+    "build files are programs the next build runs",
+  ],
+  // Task runners, containers and environments: run what they name on the next task, container build or shell.
+  [
+    "task-runners",
+    anyOf(
+      "[Jj][Uu][Ss][Tt][Ff][Ii][Ll][Ee]", ".[Jj][Uu][Ss][Tt][Ff][Ii][Ll][Ee]", "*.just", // just finds its justfile in any letter case
+      "[Tt]askfile*.yml", "[Tt]askfile*.yaml", ".mise.toml", "mise.toml", "mise.*.toml", ".mise.*.toml", ".mise/**", "mise/**", ".config/mise.toml", ".config/mise/**", "mise-tasks/**", ".mise-tasks/**", ".rtx.toml", ".tool-versions",
+      "Vagrantfile", "flake.nix", "shell.nix", "default.nix", "Brewfile", "Dockerfile", "Dockerfile.*", "*.dockerfile", "Containerfile", "docker-compose*.yml", "docker-compose*.yaml", "compose.yml", "compose.yaml", "compose.*.yml", "compose.*.yaml",
+      "Rakefile", "rakefile", "Rakefile.rb", "*.rake", "Guardfile", "Gruntfile.*", "gulpfile.*", "Gulpfile.*", "Jakefile", "Jakefile.*", "Cakefile", "Snakefile", "dodo.py", "fabfile.py", "noxfile.py", "moon.yml", ".moon/**",
+    ),
+    "task runners, containers and environments run what they name",
+  ],
+  // Interpreter and debugger start-up files: run whenever that interpreter or debugger starts here.
+  // Python: build backends, pytest plugins and the interpreter's own start-up hooks.
+  ["python-hooks", anyOf("setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "conftest.py", "pytest.ini", "sitecustomize.py", "usercustomize.py", "*.pth"), "Python build files, test plugins and start-up hooks run on the next install, test run or interpreter start"],
+  [
+    "startup-files",
+    anyOf(
+      ".pythonrc", ".pythonrc.py", ".pythonstartup", ".pdbrc", ".pdbrc.py", "ipython_config.py", "ipython_kernel_config.py", "jupyter_*config.py", "jupyter_*config.json", // Python, pdb, IPython, Jupyter
+      ".pryrc", ".irbrc", ".gemrc", ".rspec", ".rspec-local", ".simplecov", ".iex.exs", ".formatter.exs", // Ruby, Elixir
+      ".Rprofile", "Rprofile.site", ".Renviron", "renv/activate.R", ".perldb", // R, Perl's debugger
+      ".gdbinit", "gdbinit", "*-gdb.py", "*-gdb.gdb", ".lldbinit", // gdb, lldb
+      ".inputrc",
+    ),
+    "interpreter and debugger start-up files run as code whenever that interpreter or debugger starts",
+  ],
+  // Linters, formatters, test runners and compilers whose configuration loads plugins or code.
+  [
+    "tool-configs",
+    anyOf(
+      `*.config.${CODE_EXTS}`, `*.config.${DATA_EXTS}`, // every tool's `<tool>.config.*` (build, bundler, test, lint)
+      ".eslintrc*", ".prettierrc*", ".stylelintrc*", ".babelrc*", ".postcssrc*", ".mocharc*", ".nycrc*", ".c8rc*", ".releaserc*", ".remarkrc*", ".textlintrc*", ".markdownlint-cli2.*", ".oxlintrc.json", ".swcrc",
+      "karma.conf.*", "cypress.json", "tsconfig.json", "tsconfig.*.json", "jsconfig.json", "vitest.workspace.*", "nodemon.json",
+      ".pylintrc", "pylintrc", ".flake8", "mypy.ini", ".mypy.ini", ".coveragerc", ".sqlfluff", // Python linters load plugins (pylint's init-hook is code)
+      ".rubocop*.yml", ".php-cs-fixer*.php", "phpunit.xml", "phpunit.xml.dist", "phpstan.neon", "phpstan.neon.dist", "rector.php", "psalm.xml", ".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json",
+      ".storybook/**", "nx.json", "project.json", "turbo.json", "lerna.json", "rush.json",
+    ),
+    "tool configuration that loads code or plugins when the tool (build, lint, format, test) starts, including an editor's format-on-save",
+  ],
+  // Installed programs: run when a package script, a virtual environment or the interpreter starts.
+  [
+    "installed-programs",
+    anyOf(
+      "node_modules/.bin/**", "{.venv,venv,.tox/*,.nox/*,.direnv/*}/bin/**", "{.venv,venv,.tox/*,.nox/*,.direnv/*}/lib/*/site-packages/{*.pth,sitecustomize.py,usercustomize.py}", "vendor/bin/**",
+    ),
+    "installed programs and start-up hooks run when a package script or the interpreter starts",
+  ],
+  // direnv: loads these into the shell on entering the directory.
+  ["envrc", anyOf(".envrc", ".env.rc", ".envrc.local", ".envrc.d/**"), "direnv runs .envrc when anyone enters the directory"],
+  // Coding agents: the next session reads these instructions and follows them.
   [
     "agent-instructions",
-    "**/{AGENTS.md,CLAUDE.md,CLAUDE.local.md,GEMINI.md,.cursorrules,.windsurfrules,.github/copilot-instructions.md,.github/instructions/**,.junie/**,.kiro/**}",
+    anyOf("AGENTS.md", "AGENT.md", "CLAUDE.md", "CLAUDE.local.md", "GEMINI.md", ".cursorrules", ".windsurfrules", ".goosehints", ".github/copilot-instructions.md", ".github/instructions/**", ".github/prompts/**", ".github/chatmodes/**", ".junie/**", ".kiro/**"),
     "instructions the next coding-agent session reads and follows",
   ],
-  ["editor-tasks", "**/{.vscode/**,.idea/**,.zed/**,.helix/**,.fleet/**,*.code-workspace,.nvim.lua,.nvimrc,.exrc,.lvimrc}", "editor settings, tasks and launch files run programs from the editor"],
-  ["agent-config", "**/{.claude/**,.mcp.json,.cursor/**,.codex/**,.gemini/**,.windsurf/**,.continue/**,.aider.conf.yml,.roo/**,.clinerules/**,.devcontainer/**,.devcontainer.json}", "coding-agent and dev-container settings: their hooks, MCP servers and commands run outside the sandbox, and they can switch supervision off"],
-  ["shell-rc", "**/{.bashrc,.bash_profile,.bash_login,.bash_logout,.bash_aliases,.bashrc.d/**,.profile,.profile.d/**,.zshrc,.zshrc.*,.zshrc.d/**,.zprofile,.zshenv,.zlogin,.zlogout,.kshrc,.cshrc,.tcshrc,.inputrc,.config/fish/**}", "shell start-up files run in every new shell"],
+  // Editors: tasks, launch files and project-local settings run programs from the editor.
+  [
+    "editor-tasks",
+    anyOf(
+      ".vscode/**", ".idea/**", ".run/**", ".zed/**", ".helix/**", ".fleet/**", ".theia/**", ".vs/**", "*.code-workspace", "*.sublime-project", ".kateproject",
+      ".project", ".externalToolBuilders/**", ".nvim.lua", ".nvimrc", ".exrc", ".vimrc", ".gvimrc", ".lvimrc", ".dir-locals.el", ".dir-locals-2.el",
+    ),
+    "editor settings, tasks and launch files run programs from the editor",
+  ],
+  // Coding agents and dev containers: hooks, MCP servers and container commands run outside any box.
+  [
+    "agent-config",
+    anyOf(".claude/**", ".mcp.json", ".cursor/**", ".codex/**", ".gemini/**", ".windsurf/**", ".continue/**", ".aider.conf.yml", ".roo/**", ".clinerules/**", ".amazonq/**", ".opencode/**", "opencode.json", ".devcontainer/**", ".devcontainer.json"),
+    "coding-agent and dev-container settings: their hooks, MCP servers and commands run outside the sandbox, and they can switch supervision off",
+  ],
+  // Shells: start-up files run in every new shell started here (or with this directory as HOME).
+  ["shell-rc", anyOf(".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases", ".bashrc.d/**", ".profile", ".profile.d/**", ".zshrc", ".zshrc.*", ".zshrc.d/**", ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".kshrc", ".cshrc", ".tcshrc", ".config/fish/**"), "shell start-up files run in every new shell"],
 ];
 
 /** Just the globs of RUNS_LATER_PATHS. */

