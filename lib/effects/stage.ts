@@ -4,11 +4,12 @@ import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
 import { capDiff, diffFileBytes, diffTexts } from "@/lib/diff/unified";
 import { inPool, type ContentSource } from "@/lib/effects/apply";
-import { configIsInert, gitDanger } from "@/lib/effects/git-danger";
+import { completedShapeDangers, configIsInert, gitDanger } from "@/lib/effects/git-danger";
 import { reviewGitState } from "@/lib/effects/git-state";
 import type { FileChangeRow } from "@/lib/effects/journal";
 import type { ChangeEntry, ChangeKind } from "@/lib/effects/read-change-set";
 import { SENSITIVE_PATHS } from "@/lib/policy/default-rules";
+import { diskView, gitDirsAbove, overlayView } from "@/lib/policy/git-shape";
 import { GLOB_OPTIONS, GLOB_OPTIONS_NOCASE } from "@/lib/policy/rule-match";
 import { RUNS_LATER_GLOBS, RUNS_LATER_PATHS } from "@/lib/policy/presets";
 import type { BackupStore } from "@/lib/tools/define-tool";
@@ -220,6 +221,11 @@ export async function stageEntries(input: {
   const gitDangers: string[] = [];
   const symlinks: string[] = [];
   const afterTypes = new Map(input.entries.map((e) => [e.path, e.after?.type ?? null]));
+  // The repository shape is judged on the workspace as the change set leaves it: a directory with
+  // HEAD, objects and refs is a git directory there, whichever change set made each part.
+  const beforeView = diskView(input.root);
+  const afterView = overlayView(beforeView, afterTypes);
+  const shapeMemo = new Map<string, boolean>();
   // The file-system and backup work of each entry runs in parallel; the summary is assembled in order.
   const loaded: Array<{ row: FileChangeRow; diff: { diff: string; additions: number; deletions: number } | null }> = new Array(input.entries.length);
   await inPool(input.entries, async (e, seq) => {
@@ -254,7 +260,7 @@ export async function stageEntries(input: {
     }
     const base = path.posix.basename(e.path);
     const pointerText = after && after.length <= 4096 && (base === "commondir" || base === ".git" || base.endsWith("alternates")) ? after.toString("utf8") : null;
-    let danger = e.after && e.after.type !== "dir" ? gitDanger(e.path, pointerText, changedPaths) : null;
+    let danger = e.after && e.after.type !== "dir" ? gitDanger(e.path, pointerText, gitDirsAbove(e.path, afterView, shapeMemo)) : null;
     // A configuration that sets only inert keys (a fresh `git init`'s) runs nothing: not held for it.
     if (danger && after && (base === "config" || base === "config.worktree") && (await configIsInert(after))) danger = null;
     if (danger) gitDangers[seq] = danger;
@@ -320,7 +326,12 @@ export async function stageEntries(input: {
   const holdReasons: string[] = [];
   if (input.reviewEffects) holdReasons.push("a policy rule asks a reviewer to approve this command's effect (review_effects)");
   if (input.holdLargeDeletions !== false && deletions > maxDeletions()) holdReasons.push(`deletes ${deletions} files (more than ${maxDeletions()})`);
+  // A change set that gives a directory the shape of a repository (HEAD, objects, refs, commondir,
+  // gitdir) makes git read the config and hooks an earlier change set left there as plain files.
+  const shapeParts = new Set(["HEAD", "objects", "refs", "commondir", "gitdir"]);
+  const completing = input.entries.filter((e) => e.after && shapeParts.has(path.posix.basename(e.path))).map((e) => path.posix.dirname(e.path).replace(/^\.$/, ""));
   const named = gitDangers.filter((d) => d !== undefined);
+  named.push(...(await completedShapeDangers(input.root, completing, beforeView, afterView, changedPaths)));
   for (const d of named.slice(0, 5)) holdReasons.push(d);
   if (named.length > 5) holdReasons.push(`and ${named.length - 5} more git files that can run code`);
   if (sensitive.size > 0) holdReasons.push(`changes ${[...sensitive].slice(0, 5).join(", ")}${sensitive.size > 5 ? ` and ${sensitive.size - 5} more` : ""} (sensitive, or runs later with your rights)`);
