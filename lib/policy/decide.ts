@@ -3,6 +3,7 @@ import { liftByPathGrant } from "@/lib/policy/grants";
 import { activeRules, bySeverityDesc, combineRuleOptions, isToolRule, ruleGlobMatches, maxDecision, ruleRef } from "@/lib/policy/rule-match";
 import fs from "node:fs";
 import path from "node:path";
+import { gitConfigPaths } from "@/lib/policy/git-config-paths";
 import { diskView, gitDirsAbove, overlayView, type ShapeType } from "@/lib/policy/git-shape";
 import { FILE_WRITE_TOOLS, largeChangeReason, PRESETS, type PresetSpec } from "@/lib/policy/presets";
 import { RiskSet } from "@/lib/policy/risks";
@@ -115,7 +116,8 @@ async function decideUnder(input: PolicyInput, rules: PolicyRuleData[], spec: Pr
 
 /**
  * A relaxed preset's checks on a file write the rules allowed: a write into a git directory found
- * by its shape, and a large deletion or rewrite. @returns the check that asks, or null
+ * by its shape, to a path the person's git configuration runs (lib/policy/git-config-paths.ts),
+ * and a large deletion or rewrite. @returns the check that asks, or null
  */
 async function presetWriteCheck(input: PolicyInput, spec: PresetSpec): Promise<{ check: string; note: string; reason: string } | null> {
   if (spec.checks.gitDirectories && input.workspaceRoot) {
@@ -126,6 +128,19 @@ async function presetWriteCheck(input: PolicyInput, spec: PresetSpec): Promise<{
           check: "git-directories",
           note: "repository internals (hooks and config run programs when anyone runs git)",
           reason: `git_directory: ${p || "."} is inside the git directory ${gitDir || "."} (its hooks and config run programs when anyone runs git)`,
+        };
+      }
+    }
+  }
+  if (spec.checks.gitDirectories && input.workspaceRoot) {
+    const named = await gitConfigPaths(input.workspaceRoot);
+    for (const p of input.paths) {
+      const why = named.why(p);
+      if (why) {
+        return {
+          check: "git-config-paths",
+          note: "paths the repository's git configuration runs (hooks directory, included config, programs it names)",
+          reason: `git_runs_later: ${why}`,
         };
       }
     }

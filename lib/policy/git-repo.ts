@@ -246,8 +246,43 @@ export async function repositoryTrust(dir: string, workspaceRoot: string, env: R
  * `config.worktree` with anything but inert keys).
  */
 async function rootTrust(workspaceRoot: string): Promise<RepoTrust> {
-  const why = await untrustedBecause(path.join(workspaceRoot, ".git"), workspaceRoot, workspaceRoot, true);
+  const why = (await untrustedBecause(path.join(workspaceRoot, ".git"), workspaceRoot, workspaceRoot, true)) ?? (await includedFromWorkspace(workspaceRoot));
   return why ? { trusted: false, why: `the workspace's own repository is not as the operator left it: ${why}` } : { trusted: true, repo: workspaceRoot };
+}
+
+/**
+ * Why the root repository's `config` is not the operator's alone, or null: it includes
+ * (`include.path`, `includeIf.*.path`, followed five levels deep) a file inside the workspace —
+ * one the agent can write — that git cannot read or that sets keys that are not inert.
+ */
+async function includedFromWorkspace(workspaceRoot: string): Promise<string | null> {
+  const queue = [{ file: path.join(workspaceRoot, ".git", "config"), depth: 0 }];
+  const seen = new Set<string>();
+  while (queue.length > 0 && seen.size < 50) {
+    const { file, depth } = queue.shift()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const entries = await readGitConfig(file);
+    const inside = depth > 0 && isInside(workspaceRoot, file);
+    if (entries === null) {
+      if (inside) return `its config includes ${path.relative(workspaceRoot, file)}, a file in the workspace that git cannot read`;
+      continue;
+    }
+    if (inside) {
+      const risky = riskyKeys(entries, () => false).filter((k) => k !== "include.path" && !/^includeif\..*\.path$/.test(k));
+      if (risky.length) return `its config includes ${path.relative(workspaceRoot, file)}, a file in the workspace, which sets ${risky.slice(0, 4).join(", ")}`;
+    }
+    if (depth >= 5) continue;
+    for (const { key, value } of entries) {
+      const k = key.toLowerCase();
+      if (value === null || (k !== "include.path" && !/^includeif\..*\.path$/.test(k))) continue;
+      if (value.startsWith("~")) {
+        if (!value.startsWith("~/")) continue;
+        queue.push({ file: path.join(process.env.HOME ?? "/nonexistent", value.slice(2)), depth: depth + 1 });
+      } else queue.push({ file: path.resolve(path.dirname(file), value), depth: depth + 1 });
+    }
+  }
+  return null;
 }
 
 /**
