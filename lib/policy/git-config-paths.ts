@@ -19,11 +19,12 @@ import { isInside } from "@/lib/workspace/fence";
  * `includeIf.<condition>.path`, whatever the condition, five levels deep). From each key that is
  * not inert (lib/policy/git-repo.ts):
  * - a path-valued key names a path: `core.hooksPath` (the hooks directory and all below it), the
- *   included files themselves, `core.attributesFile` (it names filter drivers), …;
+ *   included files themselves, `core.attributesFile` (it names filter drivers);
  * - any other key's value is read as a command line (`core.fsmonitor`, `core.sshCommand`,
  *   `core.pager`, `filter.*.clean`, `diff.*.textconv`, `gpg.program`, `!` aliases, …): each word
  *   that names a file is protected — a word with a `/`, and after the program name a word that
- *   looks like a file name (`x.sh`) or exists at the workspace root.
+ *   looks like a file name (`x.sh`) or is a file at the workspace root. The arguments of a `git`
+ *   in such a line (`!git log -- src/`) are git's, not programs, and are left out.
  * A plain relative path is protected below every directory (a glob starting with `**`): git runs
  * hooks and programs from the top of the worktree, or from the directory it was started in.
  *
@@ -36,10 +37,7 @@ import { isInside } from "@/lib/workspace/fence";
  */
 
 /** Keys whose value is one path (lower case; `*` is any subsection). */
-const PATH_KEYS = new Set([
-  "core.hookspath", "core.attributesfile", "core.excludesfile", "core.worktree", "commit.template",
-  "include.path", "includeif.*.path", "blame.ignorerevsfile", "mailmap.file", "gpg.ssh.allowedsignersfile",
-]);
+const PATH_KEYS = new Set(["core.hookspath", "core.attributesfile", "include.path", "includeif.*.path"]);
 
 /** How deep includes are followed (as lib/exec/box-git-config.ts follows them for the box). */
 const INCLUDE_DEPTH = 5;
@@ -198,14 +196,22 @@ function namedBy(workspaceRoot: string, entry: ConfigEntry, file: string): Array
   const value = key.startsWith("alias.") ? (entry.value.startsWith("!") ? entry.value.slice(1) : null) : entry.value;
   if (value === null || /^(true|false|yes|no|on|off|1|0|)$/i.test(value.trim())) return [];
   const out: Array<{ rel: string; anywhere: boolean; why: string; include: null }> = [];
+  let gitArgs = false;
   for (const { word, program } of commandWords(value)) {
+    // The arguments of a git command (`!git log -- src/`) are not programs: the alias runs git.
+    if (program) gitArgs = word === "git";
+    else if (gitArgs) continue;
     if (word.startsWith("-") || word.includes("$") || word.includes("://") || /^[A-Za-z_][A-Za-z0-9_]*=/.test(word)) continue;
-    const fileLike = word.includes("/") || (!program && (/\.[A-Za-z0-9]{1,8}$/.test(word) || fs.existsSync(/*turbopackIgnore: true*/ path.join(workspaceRoot, word))));
+    const fileLike = word.includes("/") || (!program && (/\.[A-Za-z0-9]{1,8}$/.test(word) || isFile(path.join(workspaceRoot, word))));
     if (!fileLike) continue;
     const p = workspacePath(workspaceRoot, word, workspaceRoot);
     if (p) out.push({ ...p, why: `is a program or script that ${where} runs when anyone runs git`, include: null });
   }
   return out;
+}
+
+function isFile(p: string): boolean {
+  return fs.statSync(/*turbopackIgnore: true*/ p, { throwIfNoEntry: false })?.isFile() === true;
 }
 
 function displayFile(workspaceRoot: string, file: string): string {

@@ -46,6 +46,7 @@ function personsRepository(): void {
   setKey("core.pager", "tools/pager.sh | less");
   setKey("alias.st", "!sh scripts/st.sh");
   setKey("alias.co", "checkout");
+  setKey("alias.lg", "!git log --oneline -- src/ && echo done");
   setKey("core.attributesFile", `${ws.root}/meta/attributes`);
   fs.mkdirSync(path.join(ws.root, "cfg"));
   // Followed through the include: this file's own keys name paths too.
@@ -84,7 +85,7 @@ describe("the paths the person's git configuration names", () => {
     expect((await gitConfigPaths(ws.root)).why(rel)).toMatch(why);
   });
 
-  it.each(["src/index.ts", "README.md", "scripts/build.js", "checkout", "less", "python3", "githooks", "shared.gitconfig.bak", "cfg/other.gitconfig"])("%s is not", async (rel) => {
+  it.each(["src/index.ts", "src", "README.md", "scripts/build.js", "checkout", "less", "python3", "githooks", "shared.gitconfig.bak", "cfg/other.gitconfig"])("%s is not", async (rel) => {
     expect((await gitConfigPaths(ws.root)).why(rel)).toBeNull();
   });
 
