@@ -75,30 +75,30 @@ function startFiles(workspaceRoot: string): string[] {
   const files: string[] = [];
   if (!env.GIT_CONFIG_NOSYSTEM) files.push(env.GIT_CONFIG_SYSTEM || "/etc/gitconfig");
   if (env.GIT_CONFIG_GLOBAL) files.push(env.GIT_CONFIG_GLOBAL);
-  else files.push(path.join(env.XDG_CONFIG_HOME || path.join(home, ".config"), "git", "config"), path.join(home, ".gitconfig"));
+  else files.push(path.join(/*turbopackIgnore: true*/ env.XDG_CONFIG_HOME || path.join(/*turbopackIgnore: true*/ home, ".config"), "git", "config"), path.join(/*turbopackIgnore: true*/ home, ".gitconfig"));
   const gitDir = rootGitDir(workspaceRoot);
   if (gitDir) {
     const common = commonDir(gitDir);
-    files.push(path.join(common, "config"), path.join(gitDir, "config.worktree"));
+    files.push(path.join(/*turbopackIgnore: true*/ common, "config"), path.join(/*turbopackIgnore: true*/ gitDir, "config.worktree"));
   }
   return files.filter((f) => f !== "/dev/null");
 }
 
 /** The root repository's git directory: `.git` itself, or the directory a `.git` file names; null when none. */
 function rootGitDir(workspaceRoot: string): string | null {
-  const dotGit = path.join(workspaceRoot, ".git");
+  const dotGit = path.join(/*turbopackIgnore: true*/ workspaceRoot, ".git");
   const st = fs.statSync(/*turbopackIgnore: true*/ dotGit, { throwIfNoEntry: false });
   if (st?.isDirectory()) return dotGit;
   if (!st?.isFile() || st.size > 4096) return null;
   const m = /^gitdir: *(.+?)[\r\n]*$/.exec(fs.readFileSync(/*turbopackIgnore: true*/ dotGit, "utf8").split("\n")[0] ?? "");
-  return m ? path.resolve(workspaceRoot, m[1]) : null;
+  return m ? path.resolve(/*turbopackIgnore: true*/ workspaceRoot, m[1]) : null;
 }
 
 /** The common directory of a git directory (its `commondir` file's target, or itself). */
 function commonDir(gitDir: string): string {
   try {
-    const text = fs.readFileSync(/*turbopackIgnore: true*/ path.join(gitDir, "commondir"), "utf8").replace(/[\r\n]+$/, "");
-    return text ? path.resolve(gitDir, text) : gitDir;
+    const text = fs.readFileSync(/*turbopackIgnore: true*/ path.join(/*turbopackIgnore: true*/ gitDir, "commondir"), "utf8").replace(/[\r\n]+$/, "");
+    return text ? path.resolve(/*turbopackIgnore: true*/ gitDir, text) : gitDir;
   } catch {
     return gitDir;
   }
@@ -163,9 +163,9 @@ export function commandWords(line: string): Array<{ word: string; program: boole
 function workspacePath(workspaceRoot: string, value: string, base: string): { rel: string; anywhere: boolean } | null {
   if (value === "" || value.includes("\0")) return null;
   const home = process.env.HOME ?? os.homedir();
-  const expanded = value === "~" ? home : value.startsWith("~/") ? path.join(home, value.slice(2)) : value;
+  const expanded = value === "~" ? home : value.startsWith("~/") ? path.join(/*turbopackIgnore: true*/ home, value.slice(2)) : value;
   if (expanded.startsWith("~")) return null;
-  const abs = path.resolve(base, expanded);
+  const abs = path.resolve(/*turbopackIgnore: true*/ base, expanded);
   if (!isInside(workspaceRoot, abs) || abs === workspaceRoot) return null;
   const rel = path.relative(workspaceRoot, abs).split(path.sep).join("/");
   // A plain relative path (no `..`, not absolute) may be taken from any directory git runs in.
@@ -184,7 +184,7 @@ function namedBy(workspaceRoot: string, entry: ConfigEntry, file: string): Array
     // Includes are relative to the including file; other paths to the top of the worktree.
     const base = include ? path.dirname(file) : workspaceRoot;
     const home = process.env.HOME ?? os.homedir();
-    const target = include ? path.resolve(base, entry.value.startsWith("~/") ? path.join(home, entry.value.slice(2)) : entry.value) : null;
+    const target = include ? path.resolve(/*turbopackIgnore: true*/ base, entry.value.startsWith("~/") ? path.join(/*turbopackIgnore: true*/ home, entry.value.slice(2)) : entry.value) : null;
     const p = workspacePath(workspaceRoot, entry.value, base);
     const why = include
       ? `is a configuration file that ${where} includes: its keys (core.fsmonitor, aliases, filters…) run programs when anyone runs git`
@@ -202,7 +202,7 @@ function namedBy(workspaceRoot: string, entry: ConfigEntry, file: string): Array
     if (program) gitArgs = word === "git";
     else if (gitArgs) continue;
     if (word.startsWith("-") || word.includes("$") || word.includes("://") || /^[A-Za-z_][A-Za-z0-9_]*=/.test(word)) continue;
-    const fileLike = word.includes("/") || (!program && (/\.[A-Za-z0-9]{1,8}$/.test(word) || isFile(path.join(workspaceRoot, word))));
+    const fileLike = word.includes("/") || (!program && (/\.[A-Za-z0-9]{1,8}$/.test(word) || isFile(path.join(/*turbopackIgnore: true*/ workspaceRoot, word))));
     if (!fileLike) continue;
     const p = workspacePath(workspaceRoot, word, workspaceRoot);
     if (p) out.push({ ...p, why: `is a program or script that ${where} runs when anyone runs git`, include: null });

@@ -278,8 +278,8 @@ async function includedFromWorkspace(workspaceRoot: string): Promise<string | nu
       if (value === null || (k !== "include.path" && !/^includeif\..*\.path$/.test(k))) continue;
       if (value.startsWith("~")) {
         if (!value.startsWith("~/")) continue;
-        queue.push({ file: path.join(process.env.HOME ?? "/nonexistent", value.slice(2)), depth: depth + 1 });
-      } else queue.push({ file: path.resolve(path.dirname(file), value), depth: depth + 1 });
+        queue.push({ file: path.join(/*turbopackIgnore: true*/ process.env.HOME ?? "/nonexistent", value.slice(2)), depth: depth + 1 });
+      } else queue.push({ file: path.resolve(/*turbopackIgnore: true*/ path.dirname(file), value), depth: depth + 1 });
     }
   }
   return null;
