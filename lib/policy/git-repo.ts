@@ -1,6 +1,7 @@
 import fs from "node:fs/promises";
 import { execFile } from "node:child_process";
 import path from "node:path";
+import { diskView, hasGitDirShape } from "@/lib/policy/git-shape";
 import { isInside } from "@/lib/workspace/fence";
 
 /**
@@ -63,10 +64,13 @@ async function isDir(p: string): Promise<boolean> {
   return (await fs.lstat(p).catch(() => null))?.isDirectory() ?? false;
 }
 
-/** A directory that git accepts as a repository by itself (bare layout): HEAD, objects/, refs/. */
+/**
+ * A directory that git may take for a repository by itself (a bare layout), by the shape the
+ * change sets and write_file are judged by too (lib/policy/git-shape.ts): a `HEAD` that is not a
+ * directory, with `objects` and `refs` of any type, or with a `commondir` or `gitdir` file.
+ */
 async function looksLikeGitDir(dir: string): Promise<boolean> {
-  const head = await fs.lstat(path.join(dir, "HEAD")).catch(() => null);
-  return head !== null && !head.isDirectory() && (await isDir(path.join(dir, "objects"))) && (await isDir(path.join(dir, "refs")));
+  return hasGitDirShape("", diskView(dir));
 }
 
 /** One configuration entry as git reads it: the key (section and name lower case) and its value. */

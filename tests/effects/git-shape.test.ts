@@ -7,6 +7,7 @@ import { db } from "@/lib/db";
 import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { diskView, gitDirsAbove, hasGitDirShape, overlayView, type ShapeType } from "@/lib/policy/git-shape";
 import { insideGitDirectory } from "@/lib/policy/decide";
+import { repositoryTrust } from "@/lib/policy/git-repo";
 import type { Workspace } from "@/lib/tools/define-tool";
 import { emptyWorkspace, runBoxed } from "@/tests/effects/run-boxed";
 import { treeHash } from "@/tests/effects/tree-hash";
@@ -81,6 +82,20 @@ describe("the shape of a git directory, in a view of the workspace", () => {
     fs.writeFileSync(path.join(ws.root, "lib/HEAD"), "ref: refs/heads/main\n");
     expect(await insideGitDirectory(ws.root, "lib/hooks/pre-commit")).toBe("lib");
     expect(await insideGitDirectory(ws.root, "lib/deep/er/x")).toBe("lib");
+  });
+});
+
+describe("git commands in a directory of that shape use an untrusted repository", () => {
+  it.each([
+    ["objects and refs as directories", () => { fs.mkdirSync(path.join(ws.root, "p/objects"), { recursive: true }); fs.mkdirSync(path.join(ws.root, "p/refs")); }],
+    ["objects as an executable file, refs as a link", () => { fs.mkdirSync(path.join(ws.root, "p")); fs.writeFileSync(path.join(ws.root, "p/objects"), "", { mode: 0o755 }); fs.symlinkSync("..", path.join(ws.root, "p/refs")); }],
+    ["a commondir beside HEAD", () => { fs.mkdirSync(path.join(ws.root, "p")); fs.writeFileSync(path.join(ws.root, "p/commondir"), "../.git\n"); }],
+  ])("%s", async (_name, make) => {
+    make();
+    fs.writeFileSync(path.join(ws.root, "p/HEAD"), "ref: refs/heads/main\n");
+    fs.mkdirSync(path.join(ws.root, "p/src"));
+    const t = await repositoryTrust(path.join(ws.root, "p/src"), ws.root, { GIT_CEILING_DIRECTORIES: path.dirname(ws.root) });
+    expect(t.trusted ? "" : t.why).toMatch(/git would use p as a bare repository planted in the workspace/);
   });
 });
 
