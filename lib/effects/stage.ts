@@ -5,11 +5,13 @@ import picomatch from "picomatch";
 import { capDiff, diffFileBytes, diffTexts } from "@/lib/diff/unified";
 import { inPool, type ContentSource } from "@/lib/effects/apply";
 import { DELETION_WINDOW_MS, type PriorDeletions } from "@/lib/effects/deletion-budget";
-import { configIsInert, gitDanger } from "@/lib/effects/git-danger";
+import { completedShapeDangers, configIsInert, gitDanger } from "@/lib/effects/git-danger";
 import { reviewGitState } from "@/lib/effects/git-state";
 import type { FileChangeRow } from "@/lib/effects/journal";
 import type { ChangeEntry, ChangeKind } from "@/lib/effects/read-change-set";
 import { SENSITIVE_PATHS } from "@/lib/policy/default-rules";
+import { gitConfigPaths } from "@/lib/policy/git-config-paths";
+import { diskView, gitDirsAbove, overlayView } from "@/lib/policy/git-shape";
 import { GLOB_OPTIONS, GLOB_OPTIONS_NOCASE } from "@/lib/policy/rule-match";
 import { RUNS_LATER_GLOBS, RUNS_LATER_PATHS } from "@/lib/policy/presets";
 import type { BackupStore } from "@/lib/tools/define-tool";
@@ -124,12 +126,12 @@ function holdsByPath(rel: string): boolean {
 }
 
 /**
- * Whether paths below `rel` would hold a change set (`holdsByPath`), probed with the child paths
+ * Whether `rel` or paths below it would hold a change set (`holds`), probed with the child paths
  * the runs-later and secret lists name below a directory: a link at `rel` to a directory would
  * give those names to whatever it points at.
  */
-function linkNameHoldsTree(rel: string): boolean {
-  return ["x", "x/x", "workflows/x", "actions/x", "bin/x", "hooks/x"].some((child) => holdsByPath(`${rel}/${child}`));
+function linkNameHoldsTree(rel: string, holds: (rel: string) => boolean): boolean {
+  return holds(rel) || ["x", "x/x", "workflows/x", "actions/x", "bin/x", "hooks/x"].some((child) => holds(`${rel}/${child}`));
 }
 
 /** Deletions above which a change set is held (AGENT_REACH_EFFECTS_MAX_DELETIONS, default 50). */
@@ -146,7 +148,7 @@ export function maxDeletions(): number {
  * file that existed is always backed up and revertible. Paths that hold a change set (secrets,
  * files that run later) are never bulky: the reviewer sees their diff.
  */
-export async function bulkyMatcher(root: string): Promise<(rel: string, isDir: boolean, existed: boolean) => boolean> {
+export async function bulkyMatcher(root: string, holds: (rel: string) => boolean = holdsByPath): Promise<(rel: string, isDir: boolean, existed: boolean) => boolean> {
   let ig: Ignore | null = null;
   try {
     ig = ignore().add(await fs.readFile(path.join(root, ".gitignore"), "utf8"));
@@ -156,7 +158,7 @@ export async function bulkyMatcher(root: string): Promise<(rel: string, isDir: b
   return (rel, isDir, existed) => {
     const parts = rel.split("/");
     if (parts[0] === ".git" || parts.includes(".git")) return false;
-    if (holdsByPath(rel)) return false;
+    if (holds(rel)) return false;
     if (parts.some((p) => BULKY_DIRS.has(p))) return true;
     if (!ig || existed) return false;
     try {
@@ -214,7 +216,11 @@ export async function stageEntries(input: {
    */
   readOnlyCommand?: boolean;
 }): Promise<Staged> {
-  const isBulky = await bulkyMatcher(input.root);
+  // Paths the person's git configuration runs (its hooks directory, included config files, the
+  // scripts its filters or fsmonitor name) run later like the listed ones.
+  const gitNamed = await gitConfigPaths(input.root);
+  const holds = (rel: string) => holdsByPath(rel) || gitNamed.why(rel) !== null;
+  const isBulky = await bulkyMatcher(input.root, holds);
   const rows: FileChangeRow[] = [];
   const files: ChangedFile[] = [];
   const diffs: string[] = [];
@@ -225,8 +231,14 @@ export async function stageEntries(input: {
   const sensitive = new Set<string>();
   const changedPaths = new Set(input.entries.map((e) => e.path));
   const gitDangers: string[] = [];
+  const gitNamedHits: string[] = [];
   const symlinks: string[] = [];
   const afterTypes = new Map(input.entries.map((e) => [e.path, e.after?.type ?? null]));
+  // The repository shape is judged on the workspace as the change set leaves it: a directory with
+  // HEAD, objects and refs is a git directory there, whichever change set made each part.
+  const beforeView = diskView(input.root);
+  const afterView = overlayView(beforeView, afterTypes);
+  const shapeMemo = new Map<string, boolean>();
   // The file-system and backup work of each entry runs in parallel; the summary is assembled in order.
   const loaded: Array<{ row: FileChangeRow; diff: { diff: string; additions: number; deletions: number } | null }> = new Array(input.entries.length);
   await inPool(input.entries, async (e, seq) => {
@@ -261,7 +273,7 @@ export async function stageEntries(input: {
     }
     const base = path.posix.basename(e.path);
     const pointerText = after && after.length <= 4096 && (base === "commondir" || base === ".git" || base.endsWith("alternates")) ? after.toString("utf8") : null;
-    let danger = e.after && e.after.type !== "dir" ? gitDanger(e.path, pointerText, changedPaths) : null;
+    let danger = e.after && e.after.type !== "dir" ? gitDanger(e.path, pointerText, gitDirsAbove(e.path, afterView, shapeMemo)) : null;
     // A configuration that sets only inert keys (a fresh `git init`'s) runs nothing: not held for it.
     if (danger && after && (base === "config" || base === "config.worktree") && (await configIsInert(after))) danger = null;
     if (danger) gitDangers[seq] = danger;
@@ -280,7 +292,9 @@ export async function stageEntries(input: {
     if (e.kind === "deleted" && !bulk) deletions++;
     // Generated directories (node_modules, caches) hold package.json files of their own that
     // nothing here runs; a .gitignore'd .envrc or Makefile still runs later, so it still holds.
-    if (holdsByPath(e.path)) sensitive.add(e.path);
+    const gitWhy = gitNamed.why(e.path);
+    if (gitWhy) gitNamedHits.push(gitWhy);
+    else if (holdsByPath(e.path)) sensitive.add(e.path);
     // A link gives its name to what it points at: a command that creates or retargets one is held,
     // so a person sees where it points, unless it names a file inside the workspace. That holds in
     // the generated directories too (`node_modules` → a directory of the agent's programs makes
@@ -290,7 +304,7 @@ export async function stageEntries(input: {
     if (
       e.after?.type === "symlink" &&
       e.after.link !== e.before?.link &&
-      (linkNameHoldsTree(e.path) || !(await linksToFile(input.root, e.path, e.after.link, afterTypes)))
+      (linkNameHoldsTree(e.path, holds) || !(await linksToFile(input.root, e.path, e.after.link, afterTypes)))
     ) {
       symlinks.push(`${e.path} → ${e.after.link ?? "?"}`);
     }
@@ -335,13 +349,20 @@ export async function stageEntries(input: {
       );
     }
   }
+  // A change set that gives a directory the shape of a repository (HEAD, objects, refs, commondir,
+  // gitdir) makes git read the config and hooks an earlier change set left there as plain files.
+  const shapeParts = new Set(["HEAD", "objects", "refs", "commondir", "gitdir"]);
+  const completing = input.entries.filter((e) => e.after && shapeParts.has(path.posix.basename(e.path))).map((e) => path.posix.dirname(e.path).replace(/^\.$/, ""));
   const named = gitDangers.filter((d) => d !== undefined);
+  named.push(...(await completedShapeDangers(input.root, completing, beforeView, afterView, changedPaths)));
   for (const d of named.slice(0, 5)) holdReasons.push(d);
   if (named.length > 5) holdReasons.push(`and ${named.length - 5} more git files that can run code`);
+  for (const why of gitNamedHits.slice(0, 5)) holdReasons.push(`changes ${why}`);
+  if (gitNamedHits.length > 5) holdReasons.push(`and ${gitNamedHits.length - 5} more paths the repository's git configuration runs`);
   if (sensitive.size > 0) holdReasons.push(`changes ${[...sensitive].slice(0, 5).join(", ")}${sensitive.size > 5 ? ` and ${sensitive.size - 5} more` : ""} (sensitive, or runs later with your rights)`);
   if (symlinks.length > 0) holdReasons.push(`links ${symlinks.slice(0, 5).join(", ")}${symlinks.length > 5 ? ` and ${symlinks.length - 5} more` : ""} (a link can give a risky name to what it points at)`);
   // Git's own state: only read when a path inside a .git directory changed (no git run otherwise).
-  const git = input.upper ? await reviewGitState({ root: input.root, upper: input.upper, entries: input.entries, holdsByPath }) : null;
+  const git = input.upper ? await reviewGitState({ root: input.root, upper: input.upper, entries: input.entries, holdsByPath: holds }) : null;
   if (git) {
     holdReasons.push(...git.holdReasons);
     if (git.diff) diffs.push(git.diff);

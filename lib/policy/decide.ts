@@ -3,6 +3,8 @@ import { liftByPathGrant } from "@/lib/policy/grants";
 import { activeRules, bySeverityDesc, combineRuleOptions, isToolRule, ruleGlobMatches, maxDecision, ruleRef } from "@/lib/policy/rule-match";
 import fs from "node:fs";
 import path from "node:path";
+import { gitConfigPaths } from "@/lib/policy/git-config-paths";
+import { diskView, gitDirsAbove, overlayView, type ShapeType } from "@/lib/policy/git-shape";
 import { FILE_WRITE_TOOLS, largeChangeReason, PRESETS, type PresetSpec } from "@/lib/policy/presets";
 import { RiskSet } from "@/lib/policy/risks";
 import type { Decision, PolicyInput, PolicyRuleData, PolicyVerdict } from "@/lib/policy/types";
@@ -114,7 +116,8 @@ async function decideUnder(input: PolicyInput, rules: PolicyRuleData[], spec: Pr
 
 /**
  * A relaxed preset's checks on a file write the rules allowed: a write into a git directory found
- * by its shape, and a large deletion or rewrite. @returns the check that asks, or null
+ * by its shape, to a path the person's git configuration runs (lib/policy/git-config-paths.ts),
+ * and a large deletion or rewrite. @returns the check that asks, or null
  */
 async function presetWriteCheck(input: PolicyInput, spec: PresetSpec): Promise<{ check: string; note: string; reason: string } | null> {
   if (spec.checks.gitDirectories && input.workspaceRoot) {
@@ -129,6 +132,19 @@ async function presetWriteCheck(input: PolicyInput, spec: PresetSpec): Promise<{
       }
     }
   }
+  if (spec.checks.gitDirectories && input.workspaceRoot) {
+    const named = await gitConfigPaths(input.workspaceRoot);
+    for (const p of input.paths) {
+      const why = named.why(p);
+      if (why) {
+        return {
+          check: "git-config-paths",
+          note: "paths the repository's git configuration runs (hooks directory, included config, programs it names)",
+          reason: `git_runs_later: ${why}`,
+        };
+      }
+    }
+  }
   if (spec.checks.largeChange && input.change) {
     const reason = largeChangeReason(input.change.path, input.change.before, { deletions: input.change.deletions, afterBytes: input.change.afterBytes });
     if (reason) return { check: "large-change", note: "large deletions and rewrites are reviewed", reason };
@@ -138,26 +154,17 @@ async function presetWriteCheck(input: PolicyInput, spec: PresetSpec): Promise<{
 
 /**
  * The workspace-relative directory among `rel`'s ancestors (its own directory first) that git
- * would take for a repository: a directory holding `HEAD` with `objects/` and `refs/` (or a
- * `commondir` file, a linked worktree's repository), or null. Catches the target of a `.git` file
- * (`gitdir: …`) and a bare repository anywhere in the workspace, whatever they are named.
+ * would take for a repository by its shape (lib/policy/git-shape.ts: `HEAD` with `objects` and
+ * `refs`, or with a `commondir` or `gitdir` file), or null. Catches the target of a `.git` file
+ * (`gitdir: …`) and a bare repository anywhere in the workspace, whatever they are named. The
+ * path being written counts as there (a file, its parents directories): the write that
+ * completes the shape asks too.
  */
 export async function insideGitDirectory(workspaceRoot: string, rel: string): Promise<string | null> {
   const parts = rel.split("/").filter(Boolean);
-  for (let n = parts.length - 1; n >= 0; n--) {
-    const dirRel = parts.slice(0, n).join("/");
-    const dir = path.join(workspaceRoot, dirRel);
-    // The file being written counts as there: the write that completes the shape asks too.
-    const inside = parts.slice(n);
-    const writes = (name: string, asDir: boolean) => inside[0] === name && (asDir ? inside.length > 1 : inside.length === 1);
-    const [head, objects, refs, commondir] = ["HEAD", "objects", "refs", "commondir"].map((f) => lstatOrNull(path.join(/*turbopackIgnore: true*/ dir, f)));
-    const hasHead = head?.isFile() || writes("HEAD", false);
-    const hasObjects = objects?.isDirectory() || writes("objects", true);
-    const hasRefs = refs?.isDirectory() || writes("refs", true);
-    const hasCommondir = commondir?.isFile() || writes("commondir", false);
-    if (hasHead && ((hasObjects && hasRefs) || hasCommondir)) return dirRel;
-  }
-  return null;
+  const written = parts.join("/");
+  const view = overlayView(diskView(workspaceRoot), new Map<string, ShapeType>([[written, "file"]]));
+  return gitDirsAbove(written, view)[0] ?? null;
 }
 
 /**

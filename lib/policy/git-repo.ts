@@ -1,6 +1,7 @@
 import fs from "node:fs/promises";
 import { execFile } from "node:child_process";
 import path from "node:path";
+import { diskView, hasGitDirShape } from "@/lib/policy/git-shape";
 import { isInside } from "@/lib/workspace/fence";
 
 /**
@@ -63,10 +64,13 @@ async function isDir(p: string): Promise<boolean> {
   return (await fs.lstat(p).catch(() => null))?.isDirectory() ?? false;
 }
 
-/** A directory that git accepts as a repository by itself (bare layout): HEAD, objects/, refs/. */
+/**
+ * A directory that git may take for a repository by itself (a bare layout), by the shape the
+ * change sets and write_file are judged by too (lib/policy/git-shape.ts): a `HEAD` that is not a
+ * directory, with `objects` and `refs` of any type, or with a `commondir` or `gitdir` file.
+ */
 async function looksLikeGitDir(dir: string): Promise<boolean> {
-  const head = await fs.lstat(path.join(dir, "HEAD")).catch(() => null);
-  return head !== null && !head.isDirectory() && (await isDir(path.join(dir, "objects"))) && (await isDir(path.join(dir, "refs")));
+  return hasGitDirShape("", diskView(dir));
 }
 
 /** One configuration entry as git reads it: the key (section and name lower case) and its value. */
@@ -246,8 +250,43 @@ export async function repositoryTrust(dir: string, workspaceRoot: string, env: R
  * `config.worktree` with anything but inert keys).
  */
 async function rootTrust(workspaceRoot: string): Promise<RepoTrust> {
-  const why = await untrustedBecause(path.join(workspaceRoot, ".git"), workspaceRoot, workspaceRoot, true);
+  const why = (await untrustedBecause(path.join(workspaceRoot, ".git"), workspaceRoot, workspaceRoot, true)) ?? (await includedFromWorkspace(workspaceRoot));
   return why ? { trusted: false, why: `the workspace's own repository is not as the operator left it: ${why}` } : { trusted: true, repo: workspaceRoot };
+}
+
+/**
+ * Why the root repository's `config` is not the operator's alone, or null: it includes
+ * (`include.path`, `includeIf.*.path`, followed five levels deep) a file inside the workspace —
+ * one the agent can write — that git cannot read or that sets keys that are not inert.
+ */
+async function includedFromWorkspace(workspaceRoot: string): Promise<string | null> {
+  const queue = [{ file: path.join(workspaceRoot, ".git", "config"), depth: 0 }];
+  const seen = new Set<string>();
+  while (queue.length > 0 && seen.size < 50) {
+    const { file, depth } = queue.shift()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const entries = await readGitConfig(file);
+    const inside = depth > 0 && isInside(workspaceRoot, file);
+    if (entries === null) {
+      if (inside) return `its config includes ${path.relative(workspaceRoot, file)}, a file in the workspace that git cannot read`;
+      continue;
+    }
+    if (inside) {
+      const risky = riskyKeys(entries, () => false).filter((k) => k !== "include.path" && !/^includeif\..*\.path$/.test(k));
+      if (risky.length) return `its config includes ${path.relative(workspaceRoot, file)}, a file in the workspace, which sets ${risky.slice(0, 4).join(", ")}`;
+    }
+    if (depth >= 5) continue;
+    for (const { key, value } of entries) {
+      const k = key.toLowerCase();
+      if (value === null || (k !== "include.path" && !/^includeif\..*\.path$/.test(k))) continue;
+      if (value.startsWith("~")) {
+        if (!value.startsWith("~/")) continue;
+        queue.push({ file: path.join(/*turbopackIgnore: true*/ process.env.HOME ?? "/nonexistent", value.slice(2)), depth: depth + 1 });
+      } else queue.push({ file: path.resolve(/*turbopackIgnore: true*/ path.dirname(file), value), depth: depth + 1 });
+    }
+  }
+  return null;
 }
 
 /**

@@ -311,7 +311,10 @@ export interface PresetSpec {
      * once, each deleted file backed up and revertible.
      */
     holdLargeDeletions: boolean;
-    /** Writes into a git directory found by its shape (a `.git` pointer's target, a bare repository) ask. */
+    /**
+     * Writes into a git directory found by its shape (a `.git` pointer's target, a bare repository)
+     * ask, and so do writes to the paths the person's git configuration runs (lib/policy/git-config-paths.ts).
+     */
     gitDirectories: boolean;
   };
   /** The checks in words, for the policy page. */
@@ -361,6 +364,7 @@ function relaxedChecks(large: boolean): PresetCheck[] {
     { id: "boxed-writes", decision: "allow", text: "a command's writes inside the workspace apply without asking when it runs in the sandbox with change capture (backed up, revert_call undoes them); without the box or capture they ask" },
     { id: "walks-into-git", decision: "allow", text: "a recursive read in the sandbox (grep -r, rg) may read .git; a git config holding a credential still asks, and so does every other sensitive file (.env, keys)" },
     { id: "git-directories", decision: "ask", text: "writes into a git directory found by its shape (a .git file's target, a bare repository) ask" },
+    { id: "git-config-paths", decision: "ask", text: "writes to paths the repository's git configuration runs ask: the core.hooksPath directory, config files it includes, scripts named by core.fsmonitor, filters, diff drivers, aliases…" },
     ...(large
       ? [{ id: "large-change", decision: "ask" as const, text: `a write, edit or restore that removes more than ${LARGE_CHANGE.fraction * 100}% of a file of ${LARGE_CHANGE.minLines}+ lines (or ${LARGE_CHANGE.minBytes}+ bytes without lines) asks` }]
       : []),

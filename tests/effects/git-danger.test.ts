@@ -28,7 +28,7 @@ beforeEach(() => {
 });
 
 describe("gitDanger names each git file that can run code", () => {
-  const none = new Set<string>();
+  const none: string[] = [];
   it.each([
     [".git/commondir", "../evil\n", /makes git read its config and hooks from "\.\.\/evil" \(runs code when anyone runs git\)/],
     [".git/worktrees/w/commondir", "/tmp/x", /makes git read its config/],
@@ -49,10 +49,18 @@ describe("gitDanger names each git file that can run code", () => {
   ] as const)("%s", (rel, text, want) => {
     expect(gitDanger(rel, text, none)).toMatch(want);
   });
-  it("a config beside a HEAD created in the same change set is a planted repository; otherwise not", () => {
-    expect(gitDanger("evil/config", null, new Set(["evil/HEAD", "evil/config"]))).toMatch(/repository planted at evil\//);
-    expect(gitDanger("evil/commondir", "x", new Set(["evil/HEAD"]))).toMatch(/repository planted/);
-    expect(gitDanger("app/config", null, new Set(["app/config"]))).toBeNull();
+  it("a config below a directory with a git directory's shape is that repository's config; otherwise not", () => {
+    expect(gitDanger("evil/config", null, ["evil"])).toMatch(/repository planted at evil\//);
+    expect(gitDanger("evil/commondir", "x", ["evil"])).toMatch(/makes git read its config/);
+    expect(gitDanger("a/b/hooks/post-checkout", null, ["a/b"])).toMatch(/installs a git hook .*a\/b has the shape of a git repository/);
+    expect(gitDanger("a/b/info/attributes", null, ["a/b"])).toMatch(/filters or diff drivers/);
+    expect(gitDanger("a/b/objects/info/alternates", "/x\n", ["a/b"])).toMatch(/read objects from "\/x"/);
+    expect(gitDanger("a/b/worktrees/w/config.worktree", null, ["a/b"])).toMatch(/changes git's configuration/);
+    expect(gitDanger("config", null, [""])).toMatch(/planted at the workspace root/);
+    expect(gitDanger("evil/objects/ab/cdef", null, ["evil"])).toBeNull();
+    expect(gitDanger("evil/refs/heads/main", null, ["evil"])).toBeNull();
+    expect(gitDanger("evil/hooks/pre-commit.sample", null, ["evil"])).toBeNull();
+    expect(gitDanger("app/config", null, [])).toBeNull();
     expect(gitDanger("src/index.ts", null, none)).toBeNull();
     expect(gitDanger(".git/index", null, none)).toBeNull();
     expect(gitDanger(".git/refs/heads/main", null, none)).toBeNull();
@@ -86,9 +94,9 @@ describe("a command that plants git configuration is held with the danger named"
 
 describe("a fresh repository is not held for what git init writes", () => {
   it("hook samples never run; a config of inert keys runs nothing", async () => {
-    expect(gitDanger(".git/hooks/pre-commit.sample", null, new Set())).toBeNull();
-    expect(gitDanger("sub/.git/hooks/pre-push.sample", null, new Set())).toBeNull();
-    expect(gitDanger(".git/hooks/pre-commit", null, new Set())).toMatch(/installs a git hook/);
+    expect(gitDanger(".git/hooks/pre-commit.sample", null, [])).toBeNull();
+    expect(gitDanger("sub/.git/hooks/pre-push.sample", null, [])).toBeNull();
+    expect(gitDanger(".git/hooks/pre-commit", null, [])).toMatch(/installs a git hook/);
     const { configIsInert } = await import("@/lib/effects/git-danger");
     expect(await configIsInert(Buffer.from("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n"))).toBe(true);
     for (const risky of [
