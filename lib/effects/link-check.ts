@@ -27,9 +27,18 @@ export interface AfterView {
 /** What a path is in an AfterView; "other" for FIFOs, sockets and devices. */
 type ViewType = EntryType | "other" | null;
 
-/** Builds the view of `entries` over the workspace at `root` (canonical). */
+/**
+ * Builds the view of `entries` over the workspace at `root` (canonical). A path whose type the
+ * change set changes comes as two entries (the old one deleted, the new one created): they are
+ * merged into one with the old state before and the new one after.
+ */
 export function afterView(root: string, entries: readonly ChangeEntry[]): AfterView {
-  return { root, entries: new Map(entries.map((e) => [e.path, e])) };
+  const map = new Map<string, ChangeEntry>();
+  for (const e of entries) {
+    const seen = map.get(e.path);
+    map.set(e.path, seen ? { ...e, before: seen.before ?? e.before, after: e.after } : e);
+  }
+  return { root, entries: map };
 }
 
 /**

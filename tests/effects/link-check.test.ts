@@ -108,6 +108,15 @@ describe("linkViews: the names links give changed paths, and targets whose type 
     expect(retyped).toEqual([expect.objectContaining({ link: "node_modules", path: "nm", from: "file", to: "dir" })]);
   });
 
+  it("a type change read from an upper layer comes as a deletion and a creation of one path: merged", async () => {
+    const view = afterView(root, [entry("nm", file, null), entry("nm", null, dir), entry("nm/.bin", null, dir), entry("nm/.bin/vitest", null, file)]);
+    expect(view.entries.get("nm")).toMatchObject({ before: file, after: dir });
+    const { retyped } = await linkViews(view, [{ path: "node_modules", target: "nm" }]);
+    expect(retyped).toEqual([expect.objectContaining({ path: "nm", from: "file", to: "dir" })]);
+    expect(await linkNamesWorkspaceFile(view, "x", "nm/.bin/vitest")).toBe(true);
+    expect(await linkNamesWorkspaceFile(view, "x", "nm/README")).toBe(false);
+  });
+
   it("a chain: every link resolving through the retyped path is named", async () => {
     link("gradle", "g2");
     link("g2", "a/b/c/d/s");
