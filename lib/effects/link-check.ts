@@ -190,7 +190,7 @@ export async function scanLinks(root: string, maxEntries = LINK_SCAN_MAX_ENTRIES
       const child = rel ? `${rel}/${d.name}` : d.name;
       if (d.isSymbolicLink()) {
         linkReads.push(
-          fs.readlink(/*turbopackIgnore: true*/ path.join(abs, d.name)).then(
+          fs.readlink(/*turbopackIgnore: true*/ path.join(/*turbopackIgnore: true*/ abs, d.name)).then(
             (target) => void links.push({ path: child, target }),
             () => undefined,
           ),
