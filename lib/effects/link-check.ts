@@ -236,8 +236,9 @@ export interface RetypedTarget {
  * - a retyped target: a link that existed before resolves through (or to) a path that the change
  *   set makes a directory or a link where it was something else or nothing: from then on the
  *   link's name stands for a tree of the change set's choosing.
+ * `incomplete` is true when more than MAX_ALIASES names came up (not all were given).
  */
-export async function linkViews(view: AfterView, links: readonly WorkspaceLink[]): Promise<{ aliases: LinkAlias[]; retyped: RetypedTarget[] }> {
+export async function linkViews(view: AfterView, links: readonly WorkspaceLink[]): Promise<{ aliases: LinkAlias[]; retyped: RetypedTarget[]; incomplete: boolean }> {
   const aliases: LinkAlias[] = [];
   const retyped: RetypedTarget[] = [];
   const all: Array<WorkspaceLink & { existing: boolean }> = [];
@@ -262,20 +263,38 @@ export async function linkViews(view: AfterView, links: readonly WorkspaceLink[]
     list.push(l);
     byEnd.set(r.end, list);
   }
-  if (byEnd.size === 0) return { aliases, retyped };
-  for (const e of view.entries.values()) {
-    const parts = e.path.split("/");
-    for (let i = 0; i <= parts.length; i++) {
-      const end = parts.slice(0, i).join("/");
-      for (const l of byEnd.get(end) ?? []) {
-        if (l.path === e.path) continue;
-        const rest = parts.slice(i).join("/");
-        aliases.push({ alias: rest ? `${l.path}/${rest}` : l.path, path: e.path, link: l.path });
+  if (byEnd.size === 0) return { aliases, retyped, incomplete: false };
+  // A name a link gives may itself lie at or below another link's end (`.github` → `ci` while
+  // `ci/workflows` → `../wf`): names are given again from the names found, a few rounds deep.
+  const seen = new Set<string>(view.entries.keys());
+  let round: Array<{ name: string; path: string }> = [...view.entries.keys()].map((p) => ({ name: p, path: p }));
+  for (let depth = 0; depth < MAX_ALIAS_ROUNDS && round.length > 0; depth++) {
+    const next: typeof round = [];
+    for (const { name, path: changed } of round) {
+      const parts = name.split("/");
+      for (let i = 0; i <= parts.length; i++) {
+        const end = parts.slice(0, i).join("/");
+        for (const l of byEnd.get(end) ?? []) {
+          if (l.path === name) continue;
+          const rest = parts.slice(i).join("/");
+          const alias = rest ? `${l.path}/${rest}` : l.path;
+          if (seen.has(alias)) continue;
+          if (seen.size >= MAX_ALIASES) return { aliases, retyped, incomplete: true };
+          seen.add(alias);
+          aliases.push({ alias, path: changed, link: l.path });
+          next.push({ name: alias, path: changed });
+        }
       }
     }
+    round = next;
   }
-  return { aliases, retyped };
+  return { aliases, retyped, incomplete: false };
 }
+
+/** Rounds of names given to names (links to directories holding links). */
+const MAX_ALIAS_ROUNDS = 4;
+/** Most names (changed paths and the names links give them) one change set is judged under. */
+const MAX_ALIASES = 200_000;
 
 /** Whether every parent directory of `rel` is a directory the change set left as it was. */
 async function parentsKept(view: AfterView, rel: string): Promise<boolean> {

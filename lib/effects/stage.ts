@@ -362,7 +362,8 @@ export async function stageEntries(input: {
 async function judgeLinks(view: ReturnType<typeof afterView>, scanned: Awaited<ReturnType<typeof scanLinks>>, changedPaths: ReadonlySet<string>): Promise<string[]> {
   const reasons: string[] = [];
   if (!scanned.complete) reasons.push(`the workspace holds more than ${LINK_SCAN_MAX_ENTRIES} entries: links that could give changed paths other names were not all checked`);
-  const { aliases, retyped } = await linkViews(view, scanned.links);
+  const { aliases, retyped, incomplete } = await linkViews(view, scanned.links);
+  if (incomplete) reasons.push("links give the changed paths too many other names to judge them all");
   const named = aliases.filter((a) => {
     const e = view.entries.get(a.path);
     if (holdsByPath(a.alias) && !holdsByPath(a.path)) return true;

@@ -134,6 +134,24 @@ describe("linkViews: the names links give changed paths, and targets whose type 
     expect(retyped).toEqual([]);
   });
 
+  it("a name given to a name: .github → ci while ci/workflows → ../wf makes wf/x.yml .github/workflows/x.yml", async () => {
+    fs.mkdirSync(path.join(root, "ci"));
+    fs.mkdirSync(path.join(root, "wf"));
+    link("ci/workflows", "../wf");
+    const { aliases } = await linkViews(afterView(root, [entry("wf/x.yml", null, file)]), [
+      { path: ".github", target: "ci" },
+      { path: "ci/workflows", target: "../wf" },
+    ]);
+    expect(aliases.map((a) => a.alias)).toEqual(["ci/workflows/x.yml", ".github/workflows/x.yml"]);
+    expect(aliases.every((a) => a.path === "wf/x.yml")).toBe(true);
+  });
+
+  it("a link to the root names everything, a few rounds deep and no more", async () => {
+    const { aliases, incomplete } = await linkViews(afterView(root, [entry("keep.txt", file, file)]), [{ path: "self", target: "." }]);
+    expect(aliases.map((a) => a.alias)).toEqual(["self/keep.txt", "self/self/keep.txt", "self/self/self/keep.txt", "self/self/self/self/keep.txt"]);
+    expect(incomplete).toBe(false);
+  });
+
   it("an edit of a linked file is seen under the link's name and changes no type", async () => {
     const { aliases, retyped } = await linkViews(afterView(root, [entry("docs/README.md", file, file)]), [{ path: "README", target: "docs/README.md" }]);
     expect(aliases).toEqual([{ alias: "README", path: "docs/README.md", link: "README" }]);
