@@ -271,12 +271,13 @@ export async function linkViews(view: AfterView, links: readonly WorkspaceLink[]
   for (let depth = 0; depth < MAX_ALIAS_ROUNDS && round.length > 0; depth++) {
     const next: typeof round = [];
     for (const { name, path: changed } of round) {
-      const parts = name.split("/");
-      for (let i = 0; i <= parts.length; i++) {
-        const end = parts.slice(0, i).join("/");
-        for (const l of byEnd.get(end) ?? []) {
+      // Each prefix of the name ("" the root, then "a", "a/b", …) and the rest after it.
+      for (let cut = 0; cut !== -1; cut = cut === name.length ? -1 : nextCut(name, cut)) {
+        const found = byEnd.get(cut === 0 ? "" : name.slice(0, cut));
+        if (!found) continue;
+        for (const l of found) {
           if (l.path === name) continue;
-          const rest = parts.slice(i).join("/");
+          const rest = cut === 0 ? name : name.slice(cut + 1);
           const alias = rest ? `${l.path}/${rest}` : l.path;
           if (seen.has(alias)) continue;
           if (seen.size >= MAX_ALIASES) return { aliases, retyped, incomplete: true };
@@ -289,6 +290,12 @@ export async function linkViews(view: AfterView, links: readonly WorkspaceLink[]
     round = next;
   }
   return { aliases, retyped, incomplete: false };
+}
+
+/** The end of the next prefix of `name` after the one ending at `cut` (its length for the whole name). */
+function nextCut(name: string, cut: number): number {
+  const slash = name.indexOf("/", cut === 0 ? 0 : cut + 1);
+  return slash === -1 ? name.length : slash;
 }
 
 /** Rounds of names given to names (links to directories holding links). */
