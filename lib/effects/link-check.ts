@@ -381,3 +381,20 @@ export function expandBraces(glob: string): string[] {
   }
   return [glob];
 }
+
+/**
+ * The other names the workspace's links give the files at `rels` (workspace-relative paths a tool
+ * is about to write, as regular files), as the workspace is now: with `Makefile` →
+ * `build/Makefile.in`, a write of `build/Makefile.in` is also a write of `Makefile`; with `.github`
+ * → `ci`, `ci/workflows/x.yml` is also `.github/workflows/x.yml`. Costs one `scanLinks` walk;
+ * a workspace too large to walk gives the names found so far.
+ */
+export async function linkNamesOf(root: string, rels: readonly string[]): Promise<string[]> {
+  if (rels.length === 0) return [];
+  const state = { type: "file" as const, mode: 0o644, size: 0 };
+  const { links } = await scanLinks(root);
+  if (links.length === 0) return [];
+  const view = afterView(root, rels.map((p) => ({ path: p, kind: "modified" as const, before: state, after: state })));
+  const { aliases } = await linkViews(view, links);
+  return [...new Set(aliases.map((a) => a.alias))];
+}

