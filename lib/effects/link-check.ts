@@ -258,10 +258,13 @@ export async function linkViews(view: AfterView, links: readonly WorkspaceLink[]
         if (e.after.type === "dir" || e.after.type === "symlink") retyped.push({ link: l.path, target: l.target, path: d, from: e.before?.type ?? null, to: e.after.type });
       }
     }
-    if (r.end === null) continue;
-    const list = byEnd.get(r.end) ?? [];
+    // A link of the workspace that climbs out and comes back in (`../<workspace>/ci`, or an
+    // absolute path through a host link) ends where the disk takes it now.
+    const end = r.end ?? (l.existing ? await diskEnd(view.root, l.path) : null);
+    if (end === null) continue;
+    const list = byEnd.get(end) ?? [];
     list.push(l);
-    byEnd.set(r.end, list);
+    byEnd.set(end, list);
   }
   if (byEnd.size === 0) return { aliases, retyped, incomplete: false };
   // A name a link gives may itself lie at or below another link's end (`.github` → `ci` while
@@ -302,6 +305,14 @@ function nextCut(name: string, cut: number): number {
 const MAX_ALIAS_ROUNDS = 4;
 /** Most names (changed paths and the names links give them) one change set is judged under. */
 const MAX_ALIASES = 200_000;
+
+/** Where the link at `rel` leads on disk, workspace-relative, or null when outside or missing. */
+async function diskEnd(root: string, rel: string): Promise<string | null> {
+  const real = await fs.realpath(/*turbopackIgnore: true*/ path.join(/*turbopackIgnore: true*/ root, rel)).catch(() => null);
+  if (real === null) return null;
+  if (real === root) return "";
+  return real.startsWith(`${root}/`) ? real.slice(root.length + 1) : null;
+}
 
 /** Whether every parent directory of `rel` is a directory the change set left as it was. */
 async function parentsKept(view: AfterView, rel: string): Promise<boolean> {

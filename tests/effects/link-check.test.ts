@@ -152,6 +152,12 @@ describe("linkViews: the names links give changed paths, and targets whose type 
     expect(incomplete).toBe(false);
   });
 
+  it("a link that climbs out of the workspace and comes back in still gives its name", async () => {
+    link("back", `../${path.basename(root)}/docs`);
+    const { aliases } = await linkViews(afterView(root, [entry("docs/workflows/y.yml", null, file)]), [{ path: "back", target: `../${path.basename(root)}/docs` }]);
+    expect(aliases.map((a) => a.alias)).toEqual(["back/workflows/y.yml"]);
+  });
+
   it("an edit of a linked file is seen under the link's name and changes no type", async () => {
     const { aliases, retyped } = await linkViews(afterView(root, [entry("docs/README.md", file, file)]), [{ path: "README", target: "docs/README.md" }]);
     expect(aliases).toEqual([{ alias: "README", path: "docs/README.md", link: "README" }]);
