@@ -222,7 +222,7 @@ export interface RetypedTarget {
   target: string;
   /** The path whose type changed. */
   path: string;
-  from: ViewType;
+  from: EntryType;
   to: ViewType;
 }
 
@@ -234,8 +234,8 @@ export interface RetypedTarget {
  * - an alias: a link that ends (in the view) at a path the change set changes, or at a directory
  *   above one, gives that path a second name: link + the rest of the path;
  * - a retyped target: a link that existed before resolves through (or to) a path that the change
- *   set makes a directory or a link where it was something else or nothing: from then on the
- *   link's name stands for a tree of the change set's choosing.
+ *   set makes a directory or a link where it was something else (a file, a directory, a link):
+ *   from then on the link's name stands for a tree of the change set's choosing.
  * `incomplete` is true when more than MAX_ALIASES names came up (not all were given).
  */
 export async function linkViews(view: AfterView, links: readonly WorkspaceLink[]): Promise<{ aliases: LinkAlias[]; retyped: RetypedTarget[]; incomplete: boolean }> {
@@ -254,7 +254,9 @@ export async function linkViews(view: AfterView, links: readonly WorkspaceLink[]
     if (l.existing) {
       for (const d of r.deps) {
         const e = view.entries.get(d);
-        if (!e?.after || e.after.type === e.before?.type) continue;
+        // A path that did not exist (a link the person left dangling, to a build output) is
+        // judged by the names the link gives what the command put there, not held for existing.
+        if (!e?.after || !e.before || e.after.type === e.before.type) continue;
         if (e.after.type === "dir" || e.after.type === "symlink") retyped.push({ link: l.path, target: l.target, path: d, from: e.before?.type ?? null, to: e.after.type });
       }
     }

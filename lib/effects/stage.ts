@@ -372,7 +372,7 @@ async function judgeLinks(view: ReturnType<typeof afterView>, scanned: Awaited<R
   const list = <T>(xs: T[], show: (x: T) => string) => `${xs.slice(0, 5).map(show).join(", ")}${xs.length > 5 ? ` and ${xs.length - 5} more` : ""}`;
   if (named.length > 0) reasons.push(`changes ${list(named, (a) => `${a.alias} (${a.path} through the link ${a.link})`)} (sensitive, or runs later with your rights, under the name a link gives it)`);
   if (retyped.length > 0) {
-    reasons.push(`makes ${list(retyped, (r) => `${r.path} a ${r.to === "dir" ? "directory" : "link"} (was ${r.from === null ? "missing" : r.from === "symlink" ? "a link" : `a ${r.from === "dir" ? "directory" : r.from}`}), which the link ${r.link} → ${r.target} resolves through`)} (the link's name then stands for what the command put there)`);
+    reasons.push(`makes ${list(retyped, (r) => `${r.path} a ${r.to === "dir" ? "directory" : "link"} (was ${r.from === "symlink" ? "a link" : r.from === "dir" ? "a directory" : "a file"}), which the link ${r.link} → ${r.target} resolves through`)} (the link's name then stands for what the command put there)`);
   }
   return reasons;
 }

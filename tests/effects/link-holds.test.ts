@@ -84,6 +84,15 @@ describe("a link to a file whose target a later command turns into a directory (
     expect(reasons).toContain(".github/workflows/x.yml (ci/workflows/x.yml through the link .github)");
   });
 
+  it("a dangling link the person made: its target created by a build applies, a risky tree planted there holds", async () => {
+    link("docs/api", "../build/api-docs");
+    const r = await boxed("mkdir -p build/api-docs && echo '<h1>api</h1>' > build/api-docs/index.html");
+    expect(r.changes?.status, JSON.stringify(r.changes?.hold_reasons)).toBe("applied");
+    link("node_modules", "nm");
+    const reasons = await expectHeld("mkdir -p nm/.bin && echo x > nm/.bin/vitest");
+    expect(reasons).toContain("node_modules/.bin/vitest (nm/.bin/vitest through the link node_modules)");
+  });
+
   it("a git hooks directory that is a link the person made: a hook written at its target holds (the box keeps that target read-only; captured here without it)", async () => {
     fs.mkdirSync(path.join(ws.root, ".git"), { recursive: true });
     put(".git/HEAD", "ref: refs/heads/main\n");
