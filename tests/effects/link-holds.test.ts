@@ -140,6 +140,7 @@ describe("a link judged by where the kernel takes it", () => {
     ["`..` after a workspace link (lexically the decoy a/root/secret)", "ln -s s/../../../../root/secret a/b/c/d/t"],
     ["`..` after a workspace link, to a host file", "ln -s s/../../../../etc/hosts a/b/c/d/t"],
     ["`..` after a link made in the same command", "ln -s ../../../../f a/b/c/d/s2 && ln -s s2/../../../../root/secret a/b/c/d/t"],
+    ["`..` after a link reached from another directory (into a box HOME's kept cache)", "mkdir -p src && ln -s ../a/b/c/d/s/../../../../home/x/.cache/f src/util.js"],
     ["a link through a directory link", "ln -s f link-f && ln -s link-f/keep t"],
     ["a link to a link to a file", "echo y > y && ln -s y l1 && ln -s l1 l2"],
     ["an absolute target outside", "ln -s /etc/hosts t"],
