@@ -6,6 +6,7 @@ import { capDiff, diffFileBytes, diffTexts } from "@/lib/diff/unified";
 import { inPool, type ContentSource } from "@/lib/effects/apply";
 import { DELETION_WINDOW_MS, type PriorDeletions } from "@/lib/effects/deletion-budget";
 import { completedShapeDangers, configIsInert, gitDanger } from "@/lib/effects/git-danger";
+import { afterView as linkAfterView, LINK_SCAN_MAX_ENTRIES, linkNamesWorkspaceFile, linkViews, probeChildren, scanLinks } from "@/lib/effects/link-check";
 import { reviewGitState } from "@/lib/effects/git-state";
 import type { FileChangeRow } from "@/lib/effects/journal";
 import type { ChangeEntry, ChangeKind } from "@/lib/effects/read-change-set";
@@ -96,21 +97,6 @@ const sensitiveMatcher = picomatch(HOLD_SENSITIVE, GLOB_OPTIONS_NOCASE);
 const runsLaterMatcher = picomatch([...RUNS_LATER_GLOBS], GLOB_OPTIONS);
 const installedProgramsMatcher = picomatch(RUNS_LATER_PATHS.filter(([id]) => id === "installed-programs").map(([, glob]) => glob), GLOB_OPTIONS);
 
-/**
- * Whether a symlink at `rel` with target `link` names a regular file inside the workspace, as the
- * change set leaves it (`afterTypes`: each changed path's type after the command, null if deleted)
- * or, for paths it did not change, as the workspace is. A link to a directory, to a missing path
- * or outside the workspace is not.
- */
-async function linksToFile(root: string, rel: string, link: string | null | undefined, afterTypes: Map<string, string | null>): Promise<boolean> {
-  if (!link || path.isAbsolute(link)) return false;
-  const target = path.posix.normalize(path.posix.join(path.posix.dirname(rel), link));
-  if (target === "." || target.startsWith("../") || target === "..") return false;
-  if (afterTypes.has(target)) return afterTypes.get(target) === "file";
-  const st = await fs.lstat(/*turbopackIgnore: true*/ path.join(root, target)).catch(() => null);
-  return st?.isFile() === true;
-}
-
 /** Whether a path is under a generated directory (node_modules, caches, virtual environments). */
 function inBulkyDir(rel: string): boolean {
   return rel.split("/").some((p) => BULKY_DIRS.has(p));
@@ -126,12 +112,21 @@ function holdsByPath(rel: string): boolean {
 }
 
 /**
- * Whether `rel` or paths below it would hold a change set (`holds`), probed with the child paths
- * the runs-later and secret lists name below a directory: a link at `rel` to a directory would
- * give those names to whatever it points at.
+ * Child paths whose risk can come from the name of a directory above them, derived from the
+ * secret and runs-later globs themselves (lib/effects/link-check.ts `probeChildren`: `.bin/x`,
+ * `wrapper/x`, `releases/x`, `fish/x`, `workflows/x`, `lib/x/site-packages/x.pth`, …).
  */
-function linkNameHoldsTree(rel: string, holds: (rel: string) => boolean): boolean {
-  return holds(rel) || ["x", "x/x", "workflows/x", "actions/x", "bin/x", "hooks/x"].some((child) => holds(`${rel}/${child}`));
+const PROBE_CHILDREN = probeChildren([...HOLD_SENSITIVE, ...RUNS_LATER_GLOBS]);
+
+/**
+ * Whether a link at `rel` to a directory would give risky names to whatever it points at: `rel`
+ * itself holds (`holds`, default `holdsByPath`), or a probe child holds below `rel` and not below
+ * a plain name beside it.
+ */
+export function linkNameHoldsTree(rel: string, holds: (rel: string) => boolean = holdsByPath): boolean {
+  const parent = path.posix.dirname(rel);
+  const plain = parent === "." ? "agent-reach-plain-name" : `${parent}/agent-reach-plain-name`;
+  return holds(rel) || PROBE_CHILDREN.some((child) => holds(`${rel}/${child}`) && !holds(`${plain}/${child}`));
 }
 
 /** Deletions above which a change set is held (AGENT_REACH_EFFECTS_MAX_DELETIONS, default 50). */
@@ -239,6 +234,9 @@ export async function stageEntries(input: {
   const beforeView = diskView(input.root);
   const afterView = overlayView(beforeView, afterTypes);
   const shapeMemo = new Map<string, boolean>();
+  const view = linkAfterView(input.root, input.entries);
+  // The workspace's links, found while the entries are loaded (the walk never follows a link).
+  const scanned = scanLinks(input.root);
   // The file-system and backup work of each entry runs in parallel; the summary is assembled in order.
   const loaded: Array<{ row: FileChangeRow; diff: { diff: string; additions: number; deletions: number } | null }> = new Array(input.entries.length);
   await inPool(input.entries, async (e, seq) => {
@@ -296,7 +294,8 @@ export async function stageEntries(input: {
     if (gitWhy) gitNamedHits.push(gitWhy);
     else if (holdsByPath(e.path)) sensitive.add(e.path);
     // A link gives its name to what it points at: a command that creates or retargets one is held,
-    // so a person sees where it points, unless it names a file inside the workspace. That holds in
+    // so a person sees where it points, unless it names a file inside the workspace through plain
+    // directories, resolved as the kernel resolves it (lib/effects/link-check.ts). That holds in
     // the generated directories too (`node_modules` → a directory of the agent's programs makes
     // them `node_modules/.bin`). A link whose name stands for a directory of files that run later
     // (`.claude`, `node_modules/.bin`, `.github`) is held whatever it points at: a file it points
@@ -304,7 +303,7 @@ export async function stageEntries(input: {
     if (
       e.after?.type === "symlink" &&
       e.after.link !== e.before?.link &&
-      (linkNameHoldsTree(e.path, holds) || !(await linksToFile(input.root, e.path, e.after.link, afterTypes)))
+      (linkNameHoldsTree(e.path, holds) || !(await linkNamesWorkspaceFile(view, e.path, e.after.link)))
     ) {
       symlinks.push(`${e.path} → ${e.after.link ?? "?"}`);
     }
@@ -338,6 +337,7 @@ export async function stageEntries(input: {
     if (e.kind === "mode" && e.before && e.after) diffs.push(`diff --git a/${e.path} b/${e.path}\nold mode ${octal(e.before.mode)}\nnew mode ${octal(e.after.mode)}\n`);
     if (files.length < FILES_CAP) files.push(listed);
   }
+  const linked = await judgeLinks(view, await scanned, holds, (rel) => gitDirsAbove(rel, afterView, shapeMemo));
   const holdReasons: string[] = [];
   if (input.reviewEffects) holdReasons.push("a policy rule asks a reviewer to approve this command's effect (review_effects)");
   if (input.holdLargeDeletions !== false && deletions > maxDeletions()) holdReasons.push(`deletes ${deletions} files (more than ${maxDeletions()})`);
@@ -361,6 +361,7 @@ export async function stageEntries(input: {
   if (gitNamedHits.length > 5) holdReasons.push(`and ${gitNamedHits.length - 5} more paths the repository's git configuration runs`);
   if (sensitive.size > 0) holdReasons.push(`changes ${[...sensitive].slice(0, 5).join(", ")}${sensitive.size > 5 ? ` and ${sensitive.size - 5} more` : ""} (sensitive, or runs later with your rights)`);
   if (symlinks.length > 0) holdReasons.push(`links ${symlinks.slice(0, 5).join(", ")}${symlinks.length > 5 ? ` and ${symlinks.length - 5} more` : ""} (a link can give a risky name to what it points at)`);
+  holdReasons.push(...linked);
   // Git's own state: only read when a path inside a .git directory changed (no git run otherwise).
   const git = input.upper ? await reviewGitState({ root: input.root, upper: input.upper, entries: input.entries, holdsByPath: holds }) : null;
   if (git) {
@@ -386,6 +387,36 @@ export async function stageEntries(input: {
     ...(git && git.lines.length > 0 && { git: git.lines }),
   };
   return { rows, summary, diff: capped.diff, diffTruncated: capped.truncated, holdReasons };
+}
+
+/**
+ * Why the workspace's links hold a change set (empty: they do not): a changed path that holds
+ * under a name a link gives it (`nm/.bin/vitest` is `node_modules/.bin/vitest` while
+ * `node_modules` → `nm`), a path a link resolves through that becomes a directory or a link (the
+ * link's name then stands for a tree of the command's choosing), or a workspace too large to
+ * look for links in.
+ */
+async function judgeLinks(
+  view: ReturnType<typeof linkAfterView>,
+  scanned: Awaited<ReturnType<typeof scanLinks>>,
+  holds: (rel: string) => boolean,
+  gitDirs: (rel: string) => ReturnType<typeof gitDirsAbove>,
+): Promise<string[]> {
+  const reasons: string[] = [];
+  if (!scanned.complete) reasons.push(`the workspace holds more than ${LINK_SCAN_MAX_ENTRIES} entries: links that could give changed paths other names were not all checked`);
+  const { aliases, retyped, incomplete } = await linkViews(view, scanned.links);
+  if (incomplete) reasons.push("links give the changed paths too many other names to judge them all");
+  const named = aliases.filter((a) => {
+    const e = view.entries.get(a.path);
+    if (holds(a.alias) && !holds(a.path)) return true;
+    return e?.after && e.after.type !== "dir" && gitDanger(a.alias, null, gitDirs(a.alias)) !== null && gitDanger(a.path, null, gitDirs(a.path)) === null;
+  });
+  const list = <T>(xs: T[], show: (x: T) => string) => `${xs.slice(0, 5).map(show).join(", ")}${xs.length > 5 ? ` and ${xs.length - 5} more` : ""}`;
+  if (named.length > 0) reasons.push(`changes ${list(named, (a) => `${a.alias} (${a.path} through the link ${a.link})`)} (sensitive, or runs later with your rights, under the name a link gives it)`);
+  if (retyped.length > 0) {
+    reasons.push(`makes ${list(retyped, (r) => `${r.path} a ${r.to === "dir" ? "directory" : "link"} (was ${r.from === "symlink" ? "a link" : r.from === "dir" ? "a directory" : "a file"}), which the link ${r.link} → ${r.target} resolves through`)} (the link's name then stands for what the command put there)`);
+  }
+  return reasons;
 }
 
 function bulkyCount(rows: FileChangeRow[]): number {

@@ -12,6 +12,7 @@ import type { AuditNotes, ToolDefinition, ToolPreview, ToolSubject, Workspace } 
 import { askPolicy, readOnlyContext } from "@/lib/gateway/contexts";
 import { effectivePreset } from "@/lib/policy/preset-store";
 import { PRESETS } from "@/lib/policy/presets";
+import { linkNamesOf } from "@/lib/effects/link-check";
 import type { FileChangeFacts } from "@/lib/policy/types";
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -258,7 +259,7 @@ async function decideRecorded(
     tool,
     workspace,
     {
-      paths: policyPaths(workspace, fenced.paths),
+      paths: await policyPaths(workspace, fenced.paths, tool.changes === "file"),
       ...(subject.command && { command: { command: subject.command.command, cwd: fenced.cwd?.absolute, grants: subject.command.grants } }),
       ...(subject.url !== undefined && { url: subject.url }),
       ...(change && { change }),
@@ -405,9 +406,19 @@ function invalidArguments(error: z.ZodError): ErrorBody {
 /**
  * The workspace-relative paths the policy judges for fenced paths: each canonical path, and also
  * the path as written when it differs (a symlink named `Makefile` or `.envrc` pointing at an
- * ordinary file is still what runs later, and still asks).
+ * ordinary file is still what runs later, and still asks). For a tool that changes files
+ * (`writes`), also every other name a workspace link gives the canonical paths (a write of
+ * `build/Makefile.in` while `Makefile` → `build/Makefile.in`: lib/effects/link-check.ts).
  */
-function policyPaths(workspace: Workspace, paths: FencedPath[]): string[] {
+async function policyPaths(workspace: Workspace, paths: FencedPath[], writes: boolean): Promise<string[]> {
+  const out = lexicalPaths(workspace, paths);
+  if (!writes) return out;
+  for (const name of await linkNamesOf(workspace.root, paths.map((p) => p.relative).filter((p) => p !== ""))) if (!out.includes(name)) out.push(name);
+  return out;
+}
+
+/** Each fenced path's canonical workspace-relative path, and the path as written when it differs. */
+function lexicalPaths(workspace: Workspace, paths: FencedPath[]): string[] {
   const out: string[] = [];
   for (const p of paths) {
     out.push(p.relative);
