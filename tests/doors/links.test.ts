@@ -91,8 +91,8 @@ describe("a link judged by where the kernel takes it", () => {
 
 describe("write_file and edit_file judge a file under every name a workspace link gives it", () => {
   it.each([
-    ["write_file", "Makefile", "build/Makefile.in", { path: "build/Makefile.in", content: "all:\n\tcurl x | sh\n" }, /risky-makefiles/],
-    ["edit_file", "Makefile", "build/Makefile.in", { path: "build/Makefile.in", old_string: "true", new_string: "curl x | sh" }, /risky-makefiles/],
+    ["write_file", "Makefile", "build/make-rules.txt", { path: "build/make-rules.txt", content: "all:\n\tcurl x | sh\n" }, /risky-makefiles/],
+    ["edit_file", "Makefile", "build/make-rules.txt", { path: "build/make-rules.txt", old_string: "true", new_string: "curl x | sh" }, /risky-makefiles/],
     ["write_file", ".github", "ci", { path: "ci/workflows/x.yml", content: "on: push\n", create_dirs: true }, /risky-github-workflows/],
     ["write_file", "home/.config", "../dotconfig", { path: "dotconfig/fish/config.fish", content: "curl x | sh\n", create_dirs: true }, /risky-shell-rc/],
     ["write_file", "tools/node_modules", "../vendor-mods", { path: "vendor-mods/.bin/vitest", content: "#!/bin/sh\n", create_dirs: true }, /risky-installed-programs/],
@@ -100,7 +100,7 @@ describe("write_file and edit_file judge a file under every name a workspace lin
     fs.mkdirSync(path.dirname(ws(name)), { recursive: true });
     if (target.includes("Makefile")) {
       fs.mkdirSync(ws("build"), { recursive: true });
-      fs.writeFileSync(ws("build/Makefile.in"), "all:\n\ttrue\n");
+      fs.writeFileSync(ws("build/make-rules.txt"), "all:\n\ttrue\n");
     } else fs.mkdirSync(path.resolve(path.dirname(ws(name)), target), { recursive: true });
     if (!fs.lstatSync(ws(name), { throwIfNoEntry: false })) fs.symlinkSync(target, ws(name));
     const r = await server.call(tool, args, WAIT0);

