@@ -9,6 +9,7 @@ import { ToolError } from "@/lib/errors";
 import { comparePaths, hashFile } from "@/lib/effects/read-change-set";
 import type { FileChangeRow } from "@/lib/effects/journal";
 import { atomicWriteFile } from "@/lib/workspace/atomic-write";
+import { BeneathReader } from "@/lib/workspace/read-beneath";
 
 /**
  * Puts journaled after-states into the real workspace. Idempotent: every step first looks at what
@@ -20,6 +21,10 @@ import { atomicWriteFile } from "@/lib/workspace/atomic-write";
  * once (`syncWorkspace`) before it marks the journal applied. New files and directories get the
  * owner of the directory they are created in (when the gateway may chown); modes come from the
  * rows. A directory is only removed when empty: files someone added meanwhile are never lost.
+ *
+ * What is already in the workspace is compared and re-moded through descriptors opened without
+ * following links (lib/workspace/read-beneath.ts), never by a path checked a moment earlier: a
+ * file swapped for a link meanwhile is neither hashed nor chmodded through the link.
  */
 
 const execFileAsync = promisify(execFile);
@@ -119,6 +124,15 @@ export type ApplyObserver = (done: number, total: number) => void | Promise<void
 export async function applyRows(root: string, rows: FileChangeRow[], source: ContentSource, observe?: ApplyObserver, options: { durable?: boolean } = {}): Promise<void> {
   const durable = options.durable ?? false;
   const parents = new ParentCheck(root);
+  const reader = new BeneathReader(root);
+  try {
+    await applyWith(root, rows, source, reader, parents, durable, observe);
+  } finally {
+    reader.close();
+  }
+}
+
+async function applyWith(root: string, rows: FileChangeRow[], source: ContentSource, reader: BeneathReader, parents: ParentCheck, durable: boolean, observe?: ApplyObserver): Promise<void> {
   const removals = rows.filter((r) => r.beforeType !== null && (r.afterType === null || r.afterType !== r.beforeType));
   removals.sort((a, b) => comparePaths(b.path, a.path));
   const creations = rows.filter((r) => r.afterType !== null);
@@ -146,7 +160,7 @@ export async function applyRows(root: string, rows: FileChangeRow[], source: Con
   };
   const make = async (row: FileChangeRow) => {
     const abs = await parents.resolve(row.path);
-    await create(root, abs, row, source, durable);
+    await create(root, abs, row, source, durable, reader);
     await tick();
   };
   // Files and symlinks go in parallel (the file system's latency, not the CPU, is the cost);
@@ -178,8 +192,8 @@ export async function inPool<T>(items: T[], fn: (item: T, index: number) => Prom
   if (failure !== null) throw failure;
 }
 
-async function create(root: string, abs: string, row: FileChangeRow, source: ContentSource, durable: boolean): Promise<void> {
-  const st = await lstatOrNull(abs);
+async function create(root: string, abs: string, row: FileChangeRow, source: ContentSource, durable: boolean, reader: BeneathReader): Promise<void> {
+  const st = reader.lstat(row.path);
   const mode = row.afterMode ?? undefined;
   if (row.afterType === "dir") {
     if (st && !st.isDirectory()) throw new ToolError("conflict", `${row.path} is no longer a directory`, { path: row.path, reason: "type_changed" });
@@ -187,7 +201,10 @@ async function create(root: string, abs: string, row: FileChangeRow, source: Con
       await fs.mkdir(abs, { mode: mode ?? 0o755 });
       await giveParentOwner(abs);
     }
-    if (mode !== undefined && (!st || (st.mode & 0o7777) !== mode)) await fs.chmod(abs, mode);
+    if (mode !== undefined && (!st || (st.mode & 0o7777) !== mode)) {
+      const made = st ?? reader.lstat(row.path);
+      reader.chmod(row.path, mode, made ? { dev: made.dev, ino: made.ino } : {});
+    }
     return;
   }
   if (row.afterType === "symlink") {
@@ -206,13 +223,14 @@ async function create(root: string, abs: string, row: FileChangeRow, source: Con
   // A regular file.
   if (st?.isFile()) {
     const sameMode = mode === undefined || (st.mode & 0o7777) === mode;
+    const same = { dev: st.dev, ino: st.ino };
     if (row.kind === "mode" && row.afterSha === null) {
       // A bulky file whose mode alone changed: no bytes were kept, only the mode moves.
-      if (!sameMode) await fs.chmod(abs, mode!);
+      if (!sameMode) reader.chmod(row.path, mode!, same);
       return;
     }
-    if (row.afterSha && st.size === row.size && (await hashFile(abs)) === row.afterSha) {
-      if (!sameMode) await fs.chmod(abs, mode!);
+    if (row.afterSha && st.size === row.size && (await reader.hash(row.path, same)) === row.afterSha) {
+      if (!sameMode) reader.chmod(row.path, mode!, same);
       return;
     }
   }
@@ -303,17 +321,21 @@ export async function syncWorkspace(root: string): Promise<void> {
   await execFileAsync("sync", ["-f", root]).catch(() => execFileAsync("sync", []));
 }
 
-/** The state of a path now, for conflict checks: type, sha256 (files), mode, link. */
-export async function currentState(root: string, rel: string, withHash: boolean): Promise<{ type: "file" | "symlink" | "dir" | "other" | null; sha: string | null; mode: number | null; link: string | null; size: number }> {
-  const abs = path.join(root, rel);
-  const st = await lstatOrNull(abs);
+/**
+ * The state of a path now, for conflict checks: type, sha256 (files), mode, link; read through
+ * `reader` (no link on the path followed; the hash from the file lstat found).
+ * @throws WorkspaceChanged when a directory on the path is a symbolic link, or the file was
+ *   swapped between its lstat and its hash
+ */
+export async function currentState(reader: BeneathReader, rel: string, withHash: boolean): Promise<{ type: "file" | "symlink" | "dir" | "other" | null; sha: string | null; mode: number | null; link: string | null; size: number }> {
+  const st = reader.lstat(rel);
   if (!st) return { type: null, sha: null, mode: null, link: null, size: 0 };
   const type = typeOf(st);
   return {
     type,
-    sha: type === "file" && withHash ? await hashFile(abs) : null,
+    sha: type === "file" && withHash ? await reader.hash(rel, { dev: st.dev, ino: st.ino }) : null,
     mode: type === "symlink" ? 0o777 : st.mode & 0o7777,
-    link: type === "symlink" ? await fs.readlink(abs) : null,
+    link: type === "symlink" ? reader.readlink(rel) : null,
     size: st.size,
   };
 }
