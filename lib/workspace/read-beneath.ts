@@ -115,8 +115,10 @@ export class BeneathReader {
       }
     } catch (err) {
       const code = errnoOf(err);
+      // O_DIRECTORY | O_NOFOLLOW on a link answers ENOTDIR (or ELOOP): a link is told from a file by its lstat.
+      if (code === "ENOTDIR" && parts.length > 0 && this.lstat(rel)?.isSymbolicLink()) this.#linkOnPath(rel);
       if (code === "ENOENT" || code === "ENOTDIR") return null;
-      if (code === "ELOOP") throw new WorkspaceChanged(rel, "a directory on its path is a symbolic link");
+      if (code === "ELOOP") this.#linkOnPath(rel);
       throw err;
     }
     this.#dirs.set(rel, fd);
@@ -129,6 +131,10 @@ export class BeneathReader {
       }
     }
     return fd;
+  }
+
+  #linkOnPath(rel: string): never {
+    throw new WorkspaceChanged(rel, "a directory on its path is a symbolic link");
   }
 
   /**
@@ -217,6 +223,8 @@ export class BeneathReader {
       if (code === "ENOENT" || code === "ENOTDIR") return null;
       if (code === "ELOOP") throw new WorkspaceChanged(rel, "it is a symbolic link now");
       if (code === "EISDIR") throw new WorkspaceChanged(rel, "it is a directory now");
+      // A unix socket cannot be opened (ENXIO): not a regular file either.
+      if (code === "ENXIO") throw new WorkspaceChanged(rel, "it is not a regular file now");
       throw err;
     }
     try {
