@@ -302,6 +302,19 @@ export function redactValue<T>(value: T): T {
   return redactInner(secretStore(), value, null) as T;
 }
 
+/**
+ * The one redaction every tool's answer passes on its way to the agent (lib/gateway/execute.ts),
+ * whatever the tool and whether it succeeded or failed: known credential formats and this server's
+ * own secrets are masked in every string (`redactValue`). A write's answer is no exception: its
+ * `diff` shows the lines the file had before (restore_backup's, a backup's bytes), not only what
+ * the agent sent. A policy rule's `redact: false` (`relaxed`) lets credential formats through; the
+ * server's own secrets are masked even then (`redactServerSecretsValue`).
+ * @returns a deep copy with the secrets masked (the value itself when there is nothing to mask)
+ */
+export function redactToolAnswer<T>(value: T, relaxed: boolean): T {
+  return relaxed ? redactServerSecretsValue(value) : redactValue(value);
+}
+
 /** The kinds of the markers in `text` with how often each occurs, e.g. `{aws_access_key: 1}`. */
 export function markerKinds(text: string): Record<string, number> {
   const counts: Record<string, number> = {};
