@@ -778,12 +778,15 @@ class Review {
   }
 
   /** The objects git reads for this repository: the command's new ones first, then the workspace's. */
-  private objectDirs(repo: RepoChanges): { upper: string; lower: string } | null {
+  private objectDirs(repo: RepoChanges): { upper: string; lower: string | null } | null {
     // A command that plants alternates would make git read objects from wherever they name; that
     // change set is held for the alternates anyway (lib/effects/git-danger.ts), and not read here.
     for (const p of this.byPath.keys()) if (p.startsWith(`${repo.objects}/info/`) && /alternates$/.test(p)) return null;
     const upper = path.join(this.upper, repo.objects);
-    return { upper, lower: path.join(this.root, repo.objects) };
+    // The workspace's objects only when the directory is a real one reached without links: git
+    // would read (and the diffs show) the objects of whatever a linked directory names.
+    const real = quietly(() => this.lower.lstat(repo.objects))?.isDirectory() === true;
+    return { upper, lower: real ? path.join(this.root, repo.objects) : null };
   }
 
   /**
@@ -804,7 +807,7 @@ class Review {
         this.oidBytes === 32 ? "[core]\n\trepositoryformatversion = 1\n\tbare = true\n[extensions]\n\tobjectformat = sha256\n" : "[core]\n\trepositoryformatversion = 0\n\tbare = true\n",
       );
       const alternates: string[] = [];
-      for (const d of [objects.upper, objects.lower]) if ((await fs.stat(d).catch(() => null))?.isDirectory()) alternates.push(d);
+      for (const d of [objects.upper, objects.lower]) if (d !== null && (await fs.stat(d).catch(() => null))?.isDirectory()) alternates.push(d);
       const env = {
         PATH: process.env.PATH ?? "/usr/bin:/bin",
         HOME: "/nonexistent",
