@@ -24,9 +24,11 @@ import { decodeForDisplay, profileText, sha256Hex } from "@/lib/workspace/text";
  * descriptor checked to be the very file the change set recorded (lib/workspace/read-beneath.ts):
  * a file swapped since (for a link to a secret, say) stops the staging with `conflict`
  * ("changed_during_call"), and the backups already made for the change set are removed again, so
- * a backup only ever holds bytes the named file had. Bulky generated trees (ignored by the workspace's .gitignore, or a
- * node_modules / cache directory) keep no backups and no per-file diff: they are counted and
- * summarised, and their new content is applied all the same.
+ * a backup only ever holds bytes the named file had.
+ *
+ * Bulky generated trees (ignored by the workspace's .gitignore, or a node_modules / cache
+ * directory) keep no backups and no per-file diff: they are counted and summarised, and their new
+ * content is applied all the same.
  */
 
 /** One changed path as the result lists it. */
