@@ -46,7 +46,7 @@ export class WorkspaceChanged extends ToolError<"conflict"> {
 const PROC_FD = "/proc/self/fd";
 const procFdAvailable = (() => {
   try {
-    return fs.statSync(PROC_FD).isDirectory();
+    return fs.statSync(/*turbopackIgnore: true*/ PROC_FD).isDirectory();
   } catch {
     return false;
   }
@@ -107,11 +107,11 @@ export class BeneathReader {
     const parts = components(rel);
     let fd: number;
     try {
-      if (parts.length === 0) fd = fs.openSync(this.#root, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY);
+      if (parts.length === 0) fd = fs.openSync(/*turbopackIgnore: true*/ this.#root, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY);
       else {
         const parent = this.#dir(parts.slice(0, -1).join("/"));
         if (parent === null) return null;
-        fd = fs.openSync(this.#at(parent, parts.slice(0, -1).join("/"), parts[parts.length - 1]), DIR_FLAGS);
+        fd = fs.openSync(/*turbopackIgnore: true*/ this.#at(parent, parts.slice(0, -1).join("/"), parts[parts.length - 1]), DIR_FLAGS);
       }
     } catch (err) {
       const code = errnoOf(err);
@@ -151,8 +151,8 @@ export class BeneathReader {
   #checkPlain(fd: number, dirRel: string): void {
     const abs = path.join(/*turbopackIgnore: true*/ this.#root, dirRel);
     const held = fs.fstatSync(fd);
-    const now = fs.lstatSync(abs);
-    if (now.dev !== held.dev || now.ino !== held.ino || fs.realpathSync.native(abs) !== abs) {
+    const now = fs.lstatSync(/*turbopackIgnore: true*/ abs);
+    if (now.dev !== held.dev || now.ino !== held.ino || fs.realpathSync.native(/*turbopackIgnore: true*/ abs) !== abs) {
       throw new WorkspaceChanged(dirRel || ".", "a directory on its path moved");
     }
   }
@@ -173,11 +173,11 @@ export class BeneathReader {
    * @throws WorkspaceChanged when a directory above it is a symbolic link
    */
   lstat(rel: string): Stats | null {
-    if (rel === "") return fs.lstatSync(this.#root);
+    if (rel === "") return fs.lstatSync(/*turbopackIgnore: true*/ this.#root);
     const p = this.#parentOf(rel);
     if (!p) return null;
     try {
-      return fs.lstatSync(this.#at(p.fd, p.dir, p.name));
+      return fs.lstatSync(/*turbopackIgnore: true*/ this.#at(p.fd, p.dir, p.name));
     } catch (err) {
       const code = errnoOf(err);
       if (code === "ENOENT" || code === "ENOTDIR") return null;
@@ -189,7 +189,7 @@ export class BeneathReader {
   readlink(rel: string): string {
     const p = this.#parentOf(rel);
     if (!p) throw Object.assign(new Error(`ENOENT: ${rel}`), { code: "ENOENT" });
-    return fs.readlinkSync(this.#at(p.fd, p.dir, p.name));
+    return fs.readlinkSync(/*turbopackIgnore: true*/ this.#at(p.fd, p.dir, p.name));
   }
 
   /**
@@ -202,7 +202,7 @@ export class BeneathReader {
     if (fd === null) return null;
     const at = procFdAvailable ? `${PROC_FD}/${fd}` : path.join(/*turbopackIgnore: true*/ this.#root, rel);
     if (!procFdAvailable) this.#checkPlain(fd, rel);
-    return fs.readdirSync(at, { encoding: "buffer" });
+    return fs.readdirSync(/*turbopackIgnore: true*/ at, { encoding: "buffer" });
   }
 
   /**
@@ -217,7 +217,7 @@ export class BeneathReader {
     if (!p) return null;
     let file: FencedFile;
     try {
-      file = new FencedFile(fs.openSync(this.#at(p.fd, p.dir, p.name), FILE_FLAGS));
+      file = new FencedFile(fs.openSync(/*turbopackIgnore: true*/ this.#at(p.fd, p.dir, p.name), FILE_FLAGS));
     } catch (err) {
       const code = errnoOf(err);
       if (code === "ENOENT" || code === "ENOTDIR") return null;
