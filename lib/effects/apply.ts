@@ -6,7 +6,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { getBlob } from "@/lib/backups/blobs";
 import { ToolError } from "@/lib/errors";
-import { comparePaths, hashFile } from "@/lib/effects/read-change-set";
+import { comparePaths } from "@/lib/effects/read-change-set";
 import type { FileChangeRow } from "@/lib/effects/journal";
 import { atomicWriteFile } from "@/lib/workspace/atomic-write";
 import { BeneathReader } from "@/lib/workspace/read-beneath";
