@@ -55,6 +55,8 @@ const procFdAvailable = (() => {
 const DIR_FLAGS = fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW;
 /** O_NONBLOCK: opening a FIFO does not wait for a writer (it is refused after the fstat). */
 const FILE_FLAGS = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK;
+/** Largest single read while hashing (bytes). */
+const HASH_CHUNK = 1 << 20;
 /** Directory handles kept open by one reader (the most recently used ones). */
 const DIR_CACHE_MAX = 32;
 
@@ -270,7 +272,8 @@ export class BeneathReader {
     if (!file) return null;
     try {
       const hash = crypto.createHash("sha256");
-      const buf = Buffer.allocUnsafe(1 << 20);
+      // Sized to the file (one byte more, to see its end in one read), at most 1 MiB per read.
+      const buf = Buffer.allocUnsafe(Math.min(file.statNow().size + 1, HASH_CHUNK));
       let pos = 0;
       for (;;) {
         const { bytesRead } = await file.read(buf, 0, buf.length, pos);
