@@ -117,7 +117,7 @@ export const ERROR_REASONS = {
   ],
   internal: ["interrupted", "capture_damaged", "change_set_missing"],
   approval_rejected: [FREE_TEXT_REASON],
-  conflict: ["already_decided", "already_ended", "directory_not_empty", "type_changed", "not_pending", "changed_since"],
+  conflict: ["already_decided", "already_ended", "directory_not_empty", "type_changed", "not_pending", "changed_since", "changed_during_call"],
   unauthorized: ["throttled"],
   forbidden: ["host_not_allowed", "not_reproducible", "arguments_masked", "other_workspace", "policy_keeps_masked", "default_rule"],
 } as const satisfies { [N in ErrorName]?: readonly string[] };

@@ -264,11 +264,50 @@ function scanText(store: ServerSecretStore, text: string): string {
       return match.slice(0, at) + marker(kind, secret.length) + match.slice(at + secret.length);
     });
   }
-  return out;
+  return maskDiffLines(out);
 }
 
-/** SECRET_PATTERNS with match indices (`d`), for finding where in decoded bytes a secret lies. */
+/** A unified diff's hunk header: the text holds lines of a file, each behind one marker character. */
+const DIFF_HUNK = /^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@/m;
+
+/**
+ * In a unified diff (a write's `diff`, a restore's, a change set's), every line of the file has
+ * one character in front (`+`, `-` or a space), and the patterns that look at what comes before a
+ * secret (the start of the line, or a character that cannot precede a token: `+mongodb+srv://…`,
+ * `-glpat-…`, `+     3| DB_PASSWORD=…`) would not see the file's own line. The patterns run once
+ * more over a view of the text in which each line's first character is a line break: same length,
+ * same offsets, every file line a line of its own. What they find there is masked in the text.
+ */
+function maskDiffLines(text: string): string {
+  if (!DIFF_HUNK.test(text)) return text;
+  const view = text.replace(/^[+\- ]/gm, "\n");
+  const found: Found[] = [];
+  for (const { kind, re } of patternsWithIndices()) {
+    for (const m of view.matchAll(re)) {
+      const groups = m.indices?.slice(1).find((g) => g !== undefined);
+      const [start, end] = groups ?? [m.index ?? 0, (m.index ?? 0) + m[0].length];
+      if (end > start && !text.slice(start, end).includes("[REDACTED:")) found.push({ start, end, kind });
+    }
+  }
+  if (found.length === 0) return text;
+  found.sort((a, b) => a.start - b.start || b.end - a.end);
+  let out = "";
+  let at = 0;
+  for (const f of found) {
+    if (f.start < at) continue; // overlaps a span already masked
+    out += text.slice(at, f.start) + marker(f.kind, f.end - f.start);
+    at = f.end;
+  }
+  return out + text.slice(at);
+}
+
+/** SECRET_PATTERNS with match indices (`d`), for finding where in decoded bytes or a diff's lines a secret lies. */
 let indexedPatterns: Array<{ kind: string; re: RegExp }> | null = null;
+
+function patternsWithIndices(): Array<{ kind: string; re: RegExp }> {
+  indexedPatterns ??= SECRET_PATTERNS.map(({ kind, re }) => ({ kind, re: new RegExp(re.source, re.flags.includes("d") ? re.flags : `${re.flags}d`) }));
+  return indexedPatterns;
+}
 
 /**
  * The secrets in decoded bytes (a latin1 string, one character per byte): this server's own
@@ -282,8 +321,7 @@ function findInDecoded(decoded: string): Found[] {
     const bytes = Buffer.from(secret, "utf8").toString("latin1");
     for (let i = decoded.indexOf(bytes); i !== -1; i = decoded.indexOf(bytes, i + 1)) found.push({ start: i, end: i + bytes.length, kind: "server_secret" });
   }
-  indexedPatterns ??= SECRET_PATTERNS.map(({ kind, re }) => ({ kind, re: new RegExp(re.source, re.flags.includes("d") ? re.flags : `${re.flags}d`) }));
-  for (const { kind, re } of indexedPatterns) {
+  for (const { kind, re } of patternsWithIndices()) {
     for (const m of decoded.matchAll(re)) {
       const groups = m.indices?.slice(1).find((g) => g !== undefined);
       const [start, end] = groups ?? [m.index ?? 0, (m.index ?? 0) + m[0].length];
@@ -300,6 +338,19 @@ function findInDecoded(decoded: string): Found[] {
  */
 export function redactValue<T>(value: T): T {
   return redactInner(secretStore(), value, null) as T;
+}
+
+/**
+ * The one redaction every tool's answer passes on its way to the agent (lib/gateway/execute.ts),
+ * whatever the tool and whether it succeeded or failed: known credential formats and this server's
+ * own secrets are masked in every string (`redactValue`). A write's answer is no exception: its
+ * `diff` shows the lines the file had before (restore_backup's, a backup's bytes), not only what
+ * the agent sent. A policy rule's `redact: false` (`relaxed`) lets credential formats through; the
+ * server's own secrets are masked even then (`redactServerSecretsValue`).
+ * @returns a deep copy with the secrets masked (the value itself when there is nothing to mask)
+ */
+export function redactToolAnswer<T>(value: T, relaxed: boolean): T {
+  return relaxed ? redactServerSecretsValue(value) : redactValue(value);
 }
 
 /** The kinds of the markers in `text` with how often each occurs, e.g. `{aws_access_key: 1}`. */

@@ -23,6 +23,10 @@ export function backupStoreFor(workspaceId: string, callId: string): BackupStore
       });
       return toRecord(row);
     },
+    async discard(ids) {
+      // Only this call's rows; the blobs stay (content-addressed, possibly shared with other backups).
+      if (ids.length > 0) await db().backup.deleteMany({ where: { id: { in: ids }, workspaceId, callId } });
+    },
     async get(id) {
       const row = await db().backup.findFirst({ where: { id, workspaceId } });
       if (!row) return null;

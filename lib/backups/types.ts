@@ -22,6 +22,11 @@ export interface BackupStore {
   save(input: { path: string; bytes: Buffer; mode: number }): Promise<BackupRecord>;
   /** One backup with its bytes, or null when the id is unknown in this workspace. */
   get(id: string): Promise<(BackupRecord & { bytes: Buffer }) | null>;
+  /**
+   * Removes backups this call made (by id) whose change was never applied: a change set that could
+   * not be staged keeps nothing. Ids of other calls are left alone.
+   */
+  discard(ids: string[]): Promise<void>;
   /** Backups newest first, optionally of one path; `offset`/`limit` page the list. */
   list(filter: { path?: string; offset: number; limit: number }): Promise<{ items: BackupRecord[]; total: number }>;
 }

@@ -6,10 +6,11 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { getBlob } from "@/lib/backups/blobs";
 import { ToolError } from "@/lib/errors";
-import { comparePaths, hashFile } from "@/lib/effects/read-change-set";
+import { comparePaths } from "@/lib/effects/read-change-set";
 import type { FileChangeRow } from "@/lib/effects/journal";
 import { atomicWriteFile } from "@/lib/workspace/atomic-write";
 import { assertStillNamed, holdDirectory, openChecked, splitRel, type HeldDirectory } from "@/lib/workspace/hold-directory";
+import { BeneathReader } from "@/lib/workspace/read-beneath";
 
 /**
  * Puts journaled after-states into the real workspace. Idempotent: every step first looks at what
@@ -394,17 +395,21 @@ export async function syncWorkspace(root: string): Promise<void> {
   await execFileAsync("sync", ["-f", root]).catch(() => execFileAsync("sync", []));
 }
 
-/** The state of a path now, for conflict checks: type, sha256 (files), mode, link. */
-export async function currentState(root: string, rel: string, withHash: boolean): Promise<{ type: "file" | "symlink" | "dir" | "other" | null; sha: string | null; mode: number | null; link: string | null; size: number }> {
-  const abs = path.join(root, rel);
-  const st = await lstatOrNull(abs);
+/**
+ * The state of a path now, for conflict checks: type, sha256 (files), mode, link; read through
+ * `reader` (no link on the path followed; the hash from the file lstat found).
+ * @throws WorkspaceChanged when a directory on the path is a symbolic link, or the file was
+ *   swapped between its lstat and its hash
+ */
+export async function currentState(reader: BeneathReader, rel: string, withHash: boolean): Promise<{ type: "file" | "symlink" | "dir" | "other" | null; sha: string | null; mode: number | null; link: string | null; size: number }> {
+  const st = reader.lstat(rel);
   if (!st) return { type: null, sha: null, mode: null, link: null, size: 0 };
   const type = typeOf(st);
   return {
     type,
-    sha: type === "file" && withHash ? await hashFile(abs) : null,
+    sha: type === "file" && withHash ? await reader.hash(rel, { dev: st.dev, ino: st.ino }) : null,
     mode: type === "symlink" ? 0o777 : st.mode & 0o7777,
-    link: type === "symlink" ? await fs.readlink(abs) : null,
+    link: type === "symlink" ? reader.readlink(rel) : null,
     size: st.size,
   };
 }

@@ -9,6 +9,8 @@ import { moveChangeSet, readRows, type FileChangeRow } from "@/lib/effects/journ
 import type { ChangesSummary } from "@/lib/effects/stage";
 import type { PolicyVerdict } from "@/lib/policy/types";
 import type { Workspace } from "@/lib/tools/define-tool";
+import { BeneathReader, WorkspaceChanged } from "@/lib/workspace/read-beneath";
+import { withChangeSetLock } from "@/lib/effects/change-set-lock";
 
 /**
  * Where change sets meet the call lifecycle (the approval queue and the audit rows): a held
@@ -147,17 +149,32 @@ export interface Conflict {
   found: string;
 }
 
-/** Compares each row's before-state with the workspace now (bulky files: by type only). */
+/**
+ * Compares each row's before-state with the workspace now (bulky files: by type only). The
+ * workspace is read without following links (lib/workspace/read-beneath.ts): a path below a
+ * directory that became a link is a conflict, and nothing behind the link is hashed.
+ */
 export async function findConflicts(root: string, rows: FileChangeRow[], side: "before" | "after" = "before"): Promise<Conflict[]> {
   const conflicts: Conflict[] = [];
-  for (const r of rows) {
-    const type = side === "before" ? r.beforeType : r.afterType;
-    const sha = side === "before" ? r.beforeSha : r.afterSha;
-    const link = side === "before" ? r.beforeLink : r.afterLink;
-    const now = await currentState(root, r.path, type === "file" && sha !== null);
-    const expected = type === null ? "absent" : type === "file" ? (sha ? `file ${sha.slice(0, 12)}` : "file") : type === "symlink" ? `symlink → ${link}` : "directory";
-    const found = now.type === null ? "absent" : now.type === "file" ? (now.sha ? `file ${now.sha.slice(0, 12)}` : "file") : now.type === "symlink" ? `symlink → ${now.link}` : now.type === "dir" ? "directory" : "special file";
-    if (expected !== found) conflicts.push({ path: r.path, expected, found });
+  const reader = new BeneathReader(root);
+  try {
+    for (const r of rows) {
+      const type = side === "before" ? r.beforeType : r.afterType;
+      const sha = side === "before" ? r.beforeSha : r.afterSha;
+      const link = side === "before" ? r.beforeLink : r.afterLink;
+      const expected = type === null ? "absent" : type === "file" ? (sha ? `file ${sha.slice(0, 12)}` : "file") : type === "symlink" ? `symlink → ${link}` : "directory";
+      let found: string;
+      try {
+        const now = await currentState(reader, r.path, type === "file" && sha !== null);
+        found = now.type === null ? "absent" : now.type === "file" ? (now.sha ? `file ${now.sha.slice(0, 12)}` : "file") : now.type === "symlink" ? `symlink → ${now.link}` : now.type === "dir" ? "directory" : "special file";
+      } catch (err) {
+        if (!(err instanceof WorkspaceChanged)) throw err;
+        found = "changed while it was read (a symbolic link on its path, or another file)";
+      }
+      if (expected !== found) conflicts.push({ path: r.path, expected, found });
+    }
+  } finally {
+    reader.close();
   }
   return conflicts;
 }
@@ -181,40 +198,48 @@ export async function applyHeldEffects(callId: string, workspace: Workspace, act
   }
   const { diff: _diff, ...pub } = summary;
   void _diff;
-  const rows = await readRows(callId);
-  const conflicts = await findConflicts(workspace.root, rows);
-  if (conflicts.length > 0) {
-    await moveChangeSet(callId, ["held"], "discarded", { summary: { ...summary, status: "discarded" }, captureDir: null });
+  // Checked and applied under the workspace's change-set lock: no other change set lands between.
+  return withChangeSetLock(workspace.root, async () => {
+    const rows = await readRows(callId);
+    const conflicts = await findConflicts(workspace.root, rows);
+    if (conflicts.length > 0) {
+      await moveChangeSet(callId, ["held"], "discarded", { summary: { ...summary, status: "discarded" }, captureDir: null });
+      await discardBackupsOf(callId);
+      await removeCapture(cap.dir);
+      const envelope = failure(
+        callId,
+        errorBody("conflict", `${conflicts.length} file(s) the command changed were changed since it ran; its changes were not applied.`, {
+          conflicts: conflicts.slice(0, 100),
+          changes: { ...pub, status: "discarded" },
+        }),
+      );
+      await finishCall(callId, ["running"], "conflict", envelope, { actor });
+      return envelope;
+    }
+    await moveChangeSet(callId, ["held"], "applying");
+    try {
+      await applyRows(workspace.root, rows, upperSource(cap.upper), undefined, { durable: rows.length <= DURABLE_EACH_MAX });
+      if (rows.length > DURABLE_EACH_MAX) await syncWorkspace(workspace.root);
+    } catch (err) {
+      const rolledBack = await rollBack(workspace.root, rows).then(
+        () => true,
+        () => false,
+      );
+      await moveChangeSet(callId, ["applying"], "discarded", { summary: { ...summary, status: "discarded" }, recovery: "rolled_back", captureDir: null });
+      if (rolledBack) await discardBackupsOf(callId);
+      await removeCapture(cap.dir);
+      const envelope = failure(callId, errorBody("write_failed", `Applying the approved changes failed (${(err as Error).message}); they were rolled back.`, { reason: "apply_failed" }));
+      await finishCall(callId, ["running"], "failed", envelope, { actor });
+      return envelope;
+    }
+    const applied: ChangesSummary = { ...pub, status: "applied" };
+    delete applied.call_id;
+    await moveChangeSet(callId, ["applying"], "applied", { summary: { ...applied, diff: summary.diff }, captureDir: null });
     await removeCapture(cap.dir);
-    const envelope = failure(
-      callId,
-      errorBody("conflict", `${conflicts.length} file(s) the command changed were changed since it ran; its changes were not applied.`, {
-        conflicts: conflicts.slice(0, 100),
-        changes: { ...pub, status: "discarded" },
-      }),
-    );
-    await finishCall(callId, ["running"], "conflict", envelope, { actor });
+    const envelope = success(callId, { ...stored, changes: applied });
+    await finishCall(callId, ["running"], "succeeded", envelope, { actor, notes: { summary: `applied after review: ${applied.created} created, ${applied.modified} modified, ${applied.deleted} deleted` } });
     return envelope;
-  }
-  await moveChangeSet(callId, ["held"], "applying");
-  try {
-    await applyRows(workspace.root, rows, upperSource(cap.upper), undefined, { durable: rows.length <= DURABLE_EACH_MAX });
-    if (rows.length > DURABLE_EACH_MAX) await syncWorkspace(workspace.root);
-  } catch (err) {
-    await rollBack(workspace.root, rows).catch(() => undefined);
-    await moveChangeSet(callId, ["applying"], "discarded", { summary: { ...summary, status: "discarded" }, recovery: "rolled_back", captureDir: null });
-    await removeCapture(cap.dir);
-    const envelope = failure(callId, errorBody("write_failed", `Applying the approved changes failed (${(err as Error).message}); they were rolled back.`, { reason: "apply_failed" }));
-    await finishCall(callId, ["running"], "failed", envelope, { actor });
-    return envelope;
-  }
-  const applied: ChangesSummary = { ...pub, status: "applied" };
-  delete applied.call_id;
-  await moveChangeSet(callId, ["applying"], "applied", { summary: { ...applied, diff: summary.diff }, captureDir: null });
-  await removeCapture(cap.dir);
-  const envelope = success(callId, { ...stored, changes: applied });
-  await finishCall(callId, ["running"], "succeeded", envelope, { actor, notes: { summary: `applied after review: ${applied.created} created, ${applied.modified} modified, ${applied.deleted} deleted` } });
-  return envelope;
+  });
 }
 
 /**
@@ -247,5 +272,16 @@ export async function dropHeldEffects(callId: string): Promise<void> {
   if (!set || set.status !== "held") return;
   const summary = JSON.parse(set.summaryJson) as ChangesSummary;
   await moveChangeSet(callId, ["held"], "discarded", { summary: { ...summary, status: "discarded" }, captureDir: null });
+  await discardBackupsOf(callId);
   await removeCapture(captureDirOf(getConfig().dataDir, callId).dir);
+}
+
+/**
+ * Removes the backups a command's call made of its change set's before-bytes, once that change
+ * set is discarded: nothing in the workspace changed, so they name no change, and a discarded
+ * change set leaves nothing in the backup list. (The blobs stay: content-addressed, possibly
+ * shared.)
+ */
+async function discardBackupsOf(callId: string): Promise<void> {
+  await db().backup.deleteMany({ where: { callId } });
 }

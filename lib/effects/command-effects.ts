@@ -8,6 +8,7 @@ import { CAPTURE_SETUP_FAILED, captureCommandLine, captureSetupError, captureSup
 import { holdCallForEffects } from "@/lib/effects/call-hooks";
 import { moveChangeSet, writeChangeSet } from "@/lib/effects/journal";
 import { readChangeSet } from "@/lib/effects/read-change-set";
+import { withChangeSetLock } from "@/lib/effects/change-set-lock";
 import { priorDeletions } from "@/lib/effects/deletion-budget";
 import { stageEntries, type ChangesSummary } from "@/lib/effects/stage";
 import { PRESETS } from "@/lib/policy/presets";
@@ -83,57 +84,63 @@ export async function runWithEffects(
       const why = await captureSetupError(cap);
       if (why !== null) throw new ToolError("command_failed_to_start", `The command's copy-on-write view could not be set up: ${why.trim()}`, { reason: "capture_failed" });
     }
-    const t0 = performance.now();
-    const read = await readChangeSet(cap.upper, root);
-    if (read.entries.length === 0) {
-      const changes: ChangesSummary = { status: "applied", created: 0, modified: 0, deleted: 0, bytes: 0, total_files: 0, files: [], files_truncated: false, ...(read.skipped.length > 0 && { skipped: read.skipped }) };
-      return { result, changes };
-    }
-    const staged = await stageEntries({
-      root,
-      entries: read.entries,
-      skipped: read.skipped,
-      source: upperSource(cap.upper),
-      backups: ctx.backups,
-      reviewEffects: ctx.ruleOptions?.review_effects === true,
-      // Large deletions are held where the call's preset says so (strict and balanced; not
-      // autonomous); a call without a known preset gets the strictest check.
-      holdLargeDeletions: PRESETS[ctx.preset ?? "strict"].checks.holdLargeDeletions,
-      // …counting what the same agent's commands deleted just before without a reviewer.
-      priorDeletions: () => priorDeletions(ctx.callId, ctx.workspace.id),
-      // git's index and refs are reviewed when the change set touches a .git directory.
-      upper: cap.upper,
-      // Under strict only read-only commands run without asking: their changes beyond git's stat
-      // cache (a hook planted earlier, a tool that writes) wait for a reviewer.
-      readOnlyCommand: (ctx.preset ?? "strict") === "strict" && ctx.allowedWithoutAsking === true,
-    });
-    const t1 = performance.now();
-    const stored = { ...input.commandData, ...(ctx.ruleOptions?.redact === false ? result : redactValue(result)) };
-    if (staged.holdReasons.length > 0) {
-      const summary: ChangesSummary = { ...staged.summary, status: "held", call_id: ctx.callId };
-      await writeChangeSet({ callId: ctx.callId, workspaceId: ctx.workspace.id, status: "held", captureDir: cap.dir, summary: { ...summary, diff: staged.diff }, result: stored, rows: staged.rows });
-      await holdCallForEffects(ctx.callId, { summary, diff: staged.diff, reasons: staged.holdReasons });
+    // Read, stage and apply under the workspace's change-set lock: no other change set is applied
+    // between the moment this one records a file and the moment it reads or replaces it.
+    return await withChangeSetLock(root, async (): Promise<CommandEffects> => {
+      const t0 = performance.now();
+      const read = await readChangeSet(cap.upper, root);
+      if (read.entries.length === 0) {
+        const changes: ChangesSummary = { status: "applied", created: 0, modified: 0, deleted: 0, bytes: 0, total_files: 0, files: [], files_truncated: false, ...(read.skipped.length > 0 && { skipped: read.skipped }) };
+        return { result, changes };
+      }
+      const staged = await stageEntries({
+        root,
+        entries: read.entries,
+        skipped: read.skipped,
+        source: upperSource(cap.upper),
+        backups: ctx.backups,
+        reviewEffects: ctx.ruleOptions?.review_effects === true,
+        // Large deletions are held where the call's preset says so (strict and balanced; not
+        // autonomous); a call without a known preset gets the strictest check.
+        holdLargeDeletions: PRESETS[ctx.preset ?? "strict"].checks.holdLargeDeletions,
+        // …counting what the same agent's commands deleted just before without a reviewer.
+        priorDeletions: () => priorDeletions(ctx.callId, ctx.workspace.id),
+        // git's index and refs are reviewed when the change set touches a .git directory.
+        upper: cap.upper,
+        // Under strict only read-only commands run without asking: their changes beyond git's stat
+        // cache (a hook planted earlier, a tool that writes) wait for a reviewer.
+        readOnlyCommand: (ctx.preset ?? "strict") === "strict" && ctx.allowedWithoutAsking === true,
+      });
+      const t1 = performance.now();
+      const stored = { ...input.commandData, ...(ctx.ruleOptions?.redact === false ? result : redactValue(result)) };
+      if (staged.holdReasons.length > 0) {
+        const summary: ChangesSummary = { ...staged.summary, status: "held", call_id: ctx.callId };
+        await writeChangeSet({ callId: ctx.callId, workspaceId: ctx.workspace.id, status: "held", captureDir: cap.dir, summary: { ...summary, diff: staged.diff }, result: stored, rows: staged.rows });
+        await holdCallForEffects(ctx.callId, { summary, diff: staged.diff, reasons: staged.holdReasons });
+        keep = true;
+        ctx.note({ summary: `held: ${describe(summary)}` });
+        return { result, changes: summary, diff: staged.diff };
+      }
+      const summary: ChangesSummary = { ...staged.summary, status: "applied" };
+      await writeChangeSet({ callId: ctx.callId, workspaceId: ctx.workspace.id, status: "applying", captureDir: cap.dir, summary: { ...summary, diff: staged.diff }, result: stored, rows: staged.rows });
       keep = true;
-      ctx.note({ summary: `held: ${describe(summary)}` });
-      return { result, changes: summary, diff: staged.diff };
-    }
-    const summary: ChangesSummary = { ...staged.summary, status: "applied" };
-    await writeChangeSet({ callId: ctx.callId, workspaceId: ctx.workspace.id, status: "applying", captureDir: cap.dir, summary: { ...summary, diff: staged.diff }, result: stored, rows: staged.rows });
-    keep = true;
-    const t2 = performance.now();
-    try {
-      await applyRows(root, staged.rows, upperSource(cap.upper), undefined, { durable: staged.rows.length <= DURABLE_EACH_MAX });
-      if (staged.rows.length > DURABLE_EACH_MAX) await syncWorkspace(root);
-    } catch (err) {
-      await rollBack(root, staged.rows);
-      await moveChangeSet(ctx.callId, ["applying"], "discarded", { summary: { ...summary, status: "discarded", diff: staged.diff }, recovery: "rolled_back" });
+      const t2 = performance.now();
+      try {
+        await applyRows(root, staged.rows, upperSource(cap.upper), undefined, { durable: staged.rows.length <= DURABLE_EACH_MAX });
+        if (staged.rows.length > DURABLE_EACH_MAX) await syncWorkspace(root);
+      } catch (err) {
+        await rollBack(root, staged.rows);
+        // The workspace is as before: the backups of this change set name nothing that changed.
+        await ctx.backups.discard(staged.backupIds);
+        await moveChangeSet(ctx.callId, ["applying"], "discarded", { summary: { ...summary, status: "discarded", diff: staged.diff }, recovery: "rolled_back" });
+        keep = false;
+        throw err instanceof ToolError ? err : new ToolError("write_failed", `Applying the command's changes failed (${(err as Error).message}); they were rolled back.`, { reason: "apply_failed" }, { cause: err });
+      }
+      await moveChangeSet(ctx.callId, ["applying"], "applied", { captureDir: null });
       keep = false;
-      throw err instanceof ToolError ? err : new ToolError("write_failed", `Applying the command's changes failed (${(err as Error).message}); they were rolled back.`, { reason: "apply_failed" }, { cause: err });
-    }
-    await moveChangeSet(ctx.callId, ["applying"], "applied", { captureDir: null });
-    keep = false;
-    timing(`read ${ms(t1 - t0)} ms, stage ${ms(t2 - t1)} ms, apply ${ms(performance.now() - t2)} ms, ${staged.rows.length} rows`);
-    return { result, changes: summary, diff: staged.diff };
+      timing(`read ${ms(t1 - t0)} ms, stage ${ms(t2 - t1)} ms, apply ${ms(performance.now() - t2)} ms, ${staged.rows.length} rows`);
+      return { result, changes: summary, diff: staged.diff };
+    });
   } finally {
     if (!keep) await removeCapture(cap.dir);
   }

@@ -6,6 +6,7 @@ import path from "node:path";
 import zlib from "node:zlib";
 import { diffFileBytes } from "@/lib/diff/unified";
 import type { ChangeEntry } from "@/lib/effects/read-change-set";
+import { BeneathReader } from "@/lib/workspace/read-beneath";
 
 /**
  * What a change set does to git's own state, read semantically: the entries of git's index and
@@ -333,13 +334,18 @@ export async function reviewGitState(input: { root: string; upper: string; entri
     else if (loc.inner === "packed-refs" || loc.inner.startsWith("refs/") || PSEUDO_REF.test(loc.inner)) repo.refs.push(e);
     else if (loc.inner.startsWith("logs/")) repo.logs.push(e);
   }
-  const ctx = new Review(input.root, input.upper, byPath, input.holdsByPath, review);
-  for (const repo of repos.values()) {
-    if (repo.store.length > 0) await ctx.objectStore(repo);
-    if (repo.index) await ctx.index(repo);
-    if (repo.refs.length > 0 || repo.logs.length > 0) await ctx.refs(repo);
+  const reader = new BeneathReader(input.root);
+  try {
+    const ctx = new Review(input.root, reader, input.upper, byPath, input.holdsByPath, review);
+    for (const repo of repos.values()) {
+      if (repo.store.length > 0) await ctx.objectStore(repo);
+      if (repo.index) await ctx.index(repo);
+      if (repo.refs.length > 0 || repo.logs.length > 0) await ctx.refs(repo);
+    }
+    await ctx.renderDiffs();
+  } finally {
+    reader.close();
   }
-  await ctx.renderDiffs();
   if (review.lines.length > MAX_LINES) review.lines = [...review.lines.slice(0, MAX_LINES), `and ${review.lines.length - MAX_LINES} more changes to git's state`];
   return review;
 }
@@ -360,6 +366,8 @@ class Review {
 
   constructor(
     private readonly root: string,
+    /** The workspace, read without following links (a swapped-in link reads as nothing). */
+    private readonly lower: BeneathReader,
     private readonly upper: string,
     private readonly byPath: Map<string, ChangeEntry>,
     private readonly holdsByPath: (rel: string) => boolean,
@@ -370,9 +378,14 @@ class Review {
     if (!this.out.holdReasons.includes(reason)) this.out.holdReasons.push(reason);
   }
 
-  /** The bytes of a workspace path before the command, or null. */
+  /**
+   * The bytes of a workspace path before the command, or null (missing, not a regular file, a
+   * link on its path, or not the file the change set recorded there).
+   */
   private async lowerBytes(rel: string): Promise<Buffer | null> {
-    return fs.readFile(path.join(this.root, rel)).catch(() => null);
+    const before = this.byPath.get(rel)?.before;
+    const expected = before?.type === "file" && before.dev !== undefined ? { dev: before.dev, ino: before.ino, size: before.size } : {};
+    return this.lower.readFile(rel, expected).catch(() => null);
   }
 
   /** The bytes of a changed path after the command, or null when it was deleted. */
@@ -397,16 +410,17 @@ class Review {
       const b = await this.upperBytes(e);
       return b ? { oid: blobId(b, this.oidBytes), bytes: b.length <= DIFF_BLOB_MAX_BYTES ? b : null, link: false } : null;
     }
-    const abs = path.join(this.root, rel);
-    const st = await fs.lstat(abs).catch(() => null);
+    const st = quietly(() => this.lower.lstat(rel));
     if (!st) return null;
     if (st.isSymbolicLink()) {
-      const b = Buffer.from(await fs.readlink(abs));
+      const target = quietly(() => this.lower.readlink(rel));
+      if (target === null) return null;
+      const b = Buffer.from(target);
       return { oid: blobId(b, this.oidBytes), bytes: b, link: true };
     }
     if (!st.isFile()) return null;
     if (st.size > WORKTREE_HASH_MAX_BYTES) return { oid: "", bytes: null, link: false };
-    const b = await fs.readFile(abs).catch(() => null);
+    const b = await this.lower.readFile(rel, { dev: st.dev, ino: st.ino }).catch(() => null);
     return b ? { oid: blobId(b, this.oidBytes), bytes: b.length <= DIFF_BLOB_MAX_BYTES ? b : null, link: false } : null;
   }
 
@@ -739,22 +753,22 @@ class Review {
   /** Every object id the repository's refs named before the command (loose refs, packed-refs, pseudo-refs). */
   private async beforeRefOids(dir: string): Promise<Set<string>> {
     const out = new Set<string>();
-    const base = path.join(this.root, dir);
     for (const name of ["HEAD", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "packed-refs"]) {
-      const b = await fs.readFile(path.join(/*turbopackIgnore: true*/ base, name)).catch(() => null);
+      const b = await this.lowerBytes(`${dir}/${name}`);
       if (b) for (const oid of allOids(b.toString("latin1"))) out.add(oid);
     }
     // Worktrees and submodule repositories keep their objects with the main repository; their refs are under it too.
-    const refsRoot = path.join(this.root, dir.includes("/worktrees/") ? dir.slice(0, dir.indexOf("/worktrees/")) : dir, "refs");
+    const refsRoot = `${dir.includes("/worktrees/") ? dir.slice(0, dir.indexOf("/worktrees/")) : dir}/refs`;
     let seen = 0;
     const walk = async (d: string): Promise<void> => {
-      const items = await fs.readdir(d, { withFileTypes: true }).catch(() => []);
-      for (const it of items) {
+      const names = quietly(() => this.lower.readdir(d)) ?? [];
+      for (const raw of names) {
         if (++seen > MAX_LOOSE_REFS) return;
-        const abs = path.join(d, it.name);
-        if (it.isDirectory()) await walk(abs);
-        else if (it.isFile()) {
-          const b = await fs.readFile(abs).catch(() => null);
+        const rel = `${d}/${raw.toString("utf8")}`;
+        const st = quietly(() => this.lower.lstat(rel));
+        if (st?.isDirectory()) await walk(rel);
+        else if (st?.isFile()) {
+          const b = await this.lowerBytes(rel);
           if (b) for (const oid of allOids(b.toString("latin1"))) out.add(oid);
         }
       }
@@ -764,12 +778,15 @@ class Review {
   }
 
   /** The objects git reads for this repository: the command's new ones first, then the workspace's. */
-  private objectDirs(repo: RepoChanges): { upper: string; lower: string } | null {
+  private objectDirs(repo: RepoChanges): { upper: string; lower: string | null } | null {
     // A command that plants alternates would make git read objects from wherever they name; that
     // change set is held for the alternates anyway (lib/effects/git-danger.ts), and not read here.
     for (const p of this.byPath.keys()) if (p.startsWith(`${repo.objects}/info/`) && /alternates$/.test(p)) return null;
     const upper = path.join(this.upper, repo.objects);
-    return { upper, lower: path.join(this.root, repo.objects) };
+    // The workspace's objects only when the directory is a real one reached without links: git
+    // would read (and the diffs show) the objects of whatever a linked directory names.
+    const real = quietly(() => this.lower.lstat(repo.objects))?.isDirectory() === true;
+    return { upper, lower: real ? path.join(this.root, repo.objects) : null };
   }
 
   /**
@@ -790,7 +807,7 @@ class Review {
         this.oidBytes === 32 ? "[core]\n\trepositoryformatversion = 1\n\tbare = true\n[extensions]\n\tobjectformat = sha256\n" : "[core]\n\trepositoryformatversion = 0\n\tbare = true\n",
       );
       const alternates: string[] = [];
-      for (const d of [objects.upper, objects.lower]) if ((await fs.stat(d).catch(() => null))?.isDirectory()) alternates.push(d);
+      for (const d of [objects.upper, objects.lower]) if (d !== null && (await fs.stat(d).catch(() => null))?.isDirectory()) alternates.push(d);
       const env = {
         PATH: process.env.PATH ?? "/usr/bin:/bin",
         HOME: "/nonexistent",
@@ -1127,6 +1144,15 @@ export function looseObjectId(raw: Buffer, algorithm: "sha1" | "sha256"): string
     const m = /^(blob|tree|commit|tag) (\d+)$/.exec(header);
     if (!m || Number(m[2]) !== body.length - nul - 1) return null;
     return crypto.createHash(algorithm).update(body).digest("hex");
+  } catch {
+    return null;
+  }
+}
+
+/** `fn()`, or null when it throws (a path that vanished or changed reads as nothing). */
+function quietly<T>(fn: () => T): T | null {
+  try {
+    return fn();
   } catch {
     return null;
   }

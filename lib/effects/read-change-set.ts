@@ -5,6 +5,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { displayBytes } from "@/lib/exec/workspace-secrets";
+import { BeneathReader, WorkspaceChanged } from "@/lib/workspace/read-beneath";
 
 /**
  * Reads the change set a command left in an overlayfs upper layer, compared with the real
@@ -19,6 +20,10 @@ import { displayBytes } from "@/lib/exec/workspace-secrets";
  *   entry below it that the upper layer does not hold again was deleted.
  * A rename shows as a delete and a create. Other special files (FIFOs, sockets, devices) are not
  * applied and come back in `skipped`.
+ *
+ * The workspace side is read through a `BeneathReader` (lib/workspace/read-beneath.ts): no
+ * symbolic link on a path is followed, and each before-state records the device and inode it was
+ * read from, so that later steps (stage.ts's backups) can check they read the same file.
  */
 
 const execFileAsync = promisify(execFile);
@@ -35,6 +40,17 @@ export interface EntryState {
   size: number;
   /** Link target (symlinks). */
   link?: string;
+  /**
+   * Device and inode of the workspace entry (before-states read from the workspace): whoever
+   * reads its bytes later checks, on the open descriptor, that it is still this file.
+   */
+  dev?: number;
+  ino?: number;
+  /**
+   * sha256 (hex) the entry's bytes must have (before-states known from a journal, e.g. an undo's
+   * "now" state): checked on the bytes read like `dev`/`ino`.
+   */
+  sha256?: string | null;
 }
 
 /** How a path changed (the word the call's `changes.files[].kind` uses). */
@@ -70,10 +86,15 @@ export interface ReadResult {
 export async function readChangeSet(upper: string, root: string): Promise<ReadResult> {
   const out: ReadResult = { entries: [], skipped: [] };
   const candidates: Array<{ rel: string }> = [];
-  // Pass 1: which directories present in both layers might be opaque (one xattr read for all).
-  await collectMergedDirs(upper, root, "", candidates);
-  const opaque = await opaqueDirs(upper, candidates.map((c) => c.rel));
-  await walk(upper, root, "", opaque, out);
+  const lower = new BeneathReader(root);
+  try {
+    // Pass 1: which directories present in both layers might be opaque (one xattr read for all).
+    await collectMergedDirs(upper, lower, "", candidates);
+    const opaque = await opaqueDirs(upper, candidates.map((c) => c.rel));
+    await walk(upper, lower, "", opaque, out);
+  } finally {
+    lower.close();
+  }
   out.entries.sort((a, b) => comparePaths(a.path, b.path));
   return out;
 }
@@ -110,14 +131,14 @@ const NOT_UTF8_CREATED = "its name is not valid UTF-8: not applied to the worksp
 const NOT_UTF8_KEPT = "its name is not valid UTF-8: left in the workspace, not deleted";
 
 /**
- * The names in `dir` that are valid UTF-8. The others are listed in `out.skipped` under `rel`
- * with `reason` (when given).
+ * The names in `dir` (an upper-layer path, or the raw names of a workspace directory) that are
+ * valid UTF-8. The others are listed in `out.skipped` under `rel` with `reason` (when given).
  * @returns the valid names, and how many were left out
  */
-async function namesIn(dir: string, rel: string, out: ReadResult, reason: string | null): Promise<{ names: string[]; left: number }> {
+async function namesIn(dir: string | Buffer[], rel: string, out: ReadResult, reason: string | null): Promise<{ names: string[]; left: number }> {
   const names: string[] = [];
   let left = 0;
-  for (const raw of await fs.readdir(dir, { encoding: "buffer" })) {
+  for (const raw of typeof dir === "string" ? await fs.readdir(dir, { encoding: "buffer" }) : dir) {
     const name = utf8Name(raw);
     if (name !== null) {
       names.push(name);
@@ -129,16 +150,15 @@ async function namesIn(dir: string, rel: string, out: ReadResult, reason: string
   return { names, left };
 }
 
-async function collectMergedDirs(upper: string, root: string, rel: string, out: Array<{ rel: string }>): Promise<void> {
+async function collectMergedDirs(upper: string, lower: BeneathReader, rel: string, out: Array<{ rel: string }>): Promise<void> {
   const dirents = await fs.readdir(path.join(upper, rel), { withFileTypes: true, encoding: "buffer" });
   for (const d of dirents) {
     const name = utf8Name(d.name);
     if (!d.isDirectory() || name === null) continue;
     const p = rel ? `${rel}/${name}` : name;
-    const lower = await lstatOrNull(path.join(root, p));
-    if (lower?.isDirectory()) {
+    if (lower.lstat(p)?.isDirectory()) {
       out.push({ rel: p });
-      await collectMergedDirs(upper, root, p, out);
+      await collectMergedDirs(upper, lower, p, out);
     }
   }
 }
@@ -241,19 +261,22 @@ function stateOf(st: Stats, link?: string): EntryState {
   return { type: "file", mode: st.mode & 0o7777, size: st.size };
 }
 
-async function walk(upper: string, root: string, rel: string, opaque: Set<string>, out: ReadResult): Promise<void> {
+/** The state of a workspace entry, with the device and inode it was read from. */
+function lowerStateOf(st: Stats, link?: string): EntryState {
+  return { ...stateOf(st, link), dev: st.dev, ino: st.ino };
+}
+
+async function walk(upper: string, lower: BeneathReader, rel: string, opaque: Set<string>, out: ReadResult): Promise<void> {
   const { names: dirents } = await namesIn(path.join(upper, rel), rel, out, NOT_UTF8_CREATED);
-  // Both layers' entries are looked up in parallel (file-system latency, not CPU, is the cost).
-  const stats = await statAll(dirents, (name) => {
-    const p = rel ? `${rel}/${name}` : name;
-    return Promise.all([fs.lstat(path.join(upper, p)), lstatOrNull(path.join(root, p))]);
-  });
+  // The upper layer's entries are looked up in parallel (file-system latency, not CPU, is the
+  // cost); the workspace's one by one, each a direct system call through a directory handle.
+  const stats = await statAll(dirents, (name) => fs.lstat(path.join(upper, rel ? `${rel}/${name}` : name)));
   for (const [i, name] of dirents.entries()) {
     const p = rel ? `${rel}/${name}` : name;
-    const [up, low] = stats[i];
-    const lowAbs = path.join(root, p);
+    const up = stats[i];
+    const low = lower.lstat(p);
     if (isWhiteout(up)) {
-      if (low) await deleteLower(root, p, low, out);
+      if (low) await deleteLower(lower, p, low, out);
       continue;
     }
     if (up.isDirectory()) {
@@ -261,10 +284,10 @@ async function walk(upper: string, root: string, rel: string, opaque: Set<string
         if ((low.mode & 0o7777) !== appliedMode(up.mode)) {
           out.entries.push({ path: p, kind: "mode", before: stateOf(low), after: afterOf(up) });
         }
-        await walk(upper, root, p, opaque, out);
-        if (opaque.has(p)) await deleteHiddenBelow(upper, root, p, out);
+        await walk(upper, lower, p, opaque, out);
+        if (opaque.has(p)) await deleteHiddenBelow(upper, lower, p, out);
       } else {
-        if (low) await deleteLower(root, p, low, out);
+        if (low) await deleteLower(lower, p, low, out);
         out.entries.push({ path: p, kind: "dir_created", before: null, after: afterOf(up) });
         await walkCreated(upper, p, out);
       }
@@ -272,9 +295,10 @@ async function walk(upper: string, root: string, rel: string, opaque: Set<string
     }
     if (up.isSymbolicLink()) {
       const link = await fs.readlink(path.join(upper, p));
-      if (low?.isSymbolicLink() && (await fs.readlink(lowAbs)) === link) continue;
-      if (low?.isDirectory()) await deleteLower(root, p, low, out);
-      const before = low && !low.isDirectory() ? stateOf(low, low.isSymbolicLink() ? await fs.readlink(lowAbs) : undefined) : null;
+      const lowLink = low?.isSymbolicLink() ? lower.readlink(p) : undefined;
+      if (lowLink === link) continue;
+      if (low?.isDirectory()) await deleteLower(lower, p, low, out);
+      const before = low && !low.isDirectory() ? lowerStateOf(low, lowLink) : null;
       out.entries.push({ path: p, kind: "symlink", before, after: afterOf(up, link), source: path.join(upper, p) });
       continue;
     }
@@ -282,13 +306,13 @@ async function walk(upper: string, root: string, rel: string, opaque: Set<string
       const source = path.join(upper, p);
       if (low?.isFile()) {
         const sameMode = (low.mode & 0o7777) === appliedMode(up.mode);
-        const sameBytes = low.size === up.size && (await sameContent(lowAbs, source));
+        const sameBytes = low.size === up.size && (await sameContent(lower, p, low, source));
         if (sameBytes && sameMode) continue;
-        out.entries.push({ path: p, kind: sameBytes ? "mode" : "modified", before: stateOf(low), after: afterOf(up), source });
+        out.entries.push({ path: p, kind: sameBytes ? "mode" : "modified", before: lowerStateOf(low), after: afterOf(up), source });
         continue;
       }
-      if (low?.isDirectory()) await deleteLower(root, p, low, out);
-      const before = low?.isSymbolicLink() ? stateOf(low, await fs.readlink(lowAbs)) : null;
+      if (low?.isDirectory()) await deleteLower(lower, p, low, out);
+      const before = low?.isSymbolicLink() ? lowerStateOf(low, lower.readlink(p)) : null;
       out.entries.push({ path: p, kind: before ? "modified" : "created", before, after: afterOf(up), source });
       continue;
     }
@@ -319,34 +343,36 @@ async function walkCreated(upper: string, rel: string, out: ReadResult): Promise
 }
 
 /** A lower entry (and, for a directory, everything below it) was deleted. */
-async function deleteLower(root: string, rel: string, low: Stats, out: ReadResult): Promise<void> {
-  const abs = path.join(root, rel);
+async function deleteLower(lower: BeneathReader, rel: string, low: Stats, out: ReadResult): Promise<void> {
   if (low.isDirectory()) {
-    const { names, left } = await namesIn(abs, rel, out, NOT_UTF8_KEPT);
+    const raw = lower.readdir(rel);
+    if (raw === null) throw new WorkspaceChanged(rel, "the directory is gone");
+    const { names, left } = await namesIn(raw, rel, out, NOT_UTF8_KEPT);
     const skippedBefore = out.skipped.length;
     for (const name of names) {
       const p = `${rel}/${name}`;
-      const st = await lstatOrNull(path.join(root, p));
-      if (st) await deleteLower(root, p, st, out);
+      const st = lower.lstat(p);
+      if (st) await deleteLower(lower, p, st, out);
     }
     // A directory that keeps an entry cannot be removed: it stays, and says why.
     if (left > 0 || out.skipped.length > skippedBefore) {
       out.skipped.push({ path: rel, reason: "holds an entry that is left in place: the directory is kept" });
       return;
     }
-    out.entries.push({ path: rel, kind: "dir_deleted", before: stateOf(low), after: null });
+    out.entries.push({ path: rel, kind: "dir_deleted", before: lowerStateOf(low), after: null });
     return;
   }
-  const link = low.isSymbolicLink() ? await fs.readlink(abs) : undefined;
-  out.entries.push({ path: rel, kind: "deleted", before: stateOf(low, link), after: null });
+  const link = low.isSymbolicLink() ? lower.readlink(rel) : undefined;
+  out.entries.push({ path: rel, kind: "deleted", before: lowerStateOf(low, link), after: null });
 }
 
 /** An opaque directory: lower entries the upper layer does not hold again were deleted. */
-async function deleteHiddenBelow(upper: string, root: string, rel: string, out: ReadResult): Promise<void> {
+async function deleteHiddenBelow(upper: string, lower: BeneathReader, rel: string, out: ReadResult): Promise<void> {
   // Compared as bytes (latin1 keeps each byte); names that are not UTF-8 are reported by the walk of the upper layer.
   const upperNames = new Set((await fs.readdir(path.join(upper, rel), { encoding: "buffer" })).map((b) => b.toString("latin1")));
-  const lower = await fs.readdir(path.join(root, rel), { encoding: "buffer" });
-  for (const raw of lower) {
+  const lowerNames = lower.readdir(rel);
+  if (lowerNames === null) throw new WorkspaceChanged(rel, "the directory is gone");
+  for (const raw of lowerNames) {
     if (upperNames.has(raw.toString("latin1"))) continue;
     const name = utf8Name(raw);
     if (name === null) {
@@ -354,8 +380,8 @@ async function deleteHiddenBelow(upper: string, root: string, rel: string, out: 
       continue;
     }
     const p = `${rel}/${name}`;
-    const st = await lstatOrNull(path.join(root, p));
-    if (st) await deleteLower(root, p, st, out);
+    const st = lower.lstat(p);
+    if (st) await deleteLower(lower, p, st, out);
   }
 }
 
@@ -373,19 +399,13 @@ async function statAll<T>(names: string[], fn: (name: string) => Promise<T>): Pr
   return out;
 }
 
-async function lstatOrNull(p: string): Promise<Stats | null> {
-  try {
-    return await fs.lstat(p);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return null;
-    throw err;
-  }
-}
-
-/** True when two files of equal size hold the same bytes (compared by sha256, streaming). */
-async function sameContent(a: string, b: string): Promise<boolean> {
-  const [ha, hb] = await Promise.all([hashFile(a), hashFile(b)]);
+/**
+ * True when the workspace file `rel` (still the file `low` describes: same device, inode and
+ * size) holds the same bytes as the upper-layer file `upperFile` (compared by sha256, streaming).
+ */
+async function sameContent(lower: BeneathReader, rel: string, low: Stats, upperFile: string): Promise<boolean> {
+  const [ha, hb] = await Promise.all([lower.hash(rel, { dev: low.dev, ino: low.ino, size: low.size }), hashFile(upperFile)]);
+  if (ha === null) throw new WorkspaceChanged(rel, "it is gone");
   return ha === hb;
 }
 

@@ -5,9 +5,11 @@ import { getBlob } from "@/lib/backups/blobs";
 import { applyRows, currentState, inverse, rollBack, syncWorkspace, type ContentSource } from "@/lib/effects/apply";
 import { findConflicts, type Conflict } from "@/lib/effects/call-hooks";
 import { moveChangeSet, readRows, writeChangeSet, type FileChangeRow } from "@/lib/effects/journal";
+import { withChangeSetLock } from "@/lib/effects/change-set-lock";
 import { comparePaths, type ChangeEntry } from "@/lib/effects/read-change-set";
 import { stageEntries, type ChangesSummary } from "@/lib/effects/stage";
 import type { BackupStore, Workspace } from "@/lib/tools/define-tool";
+import { BeneathReader } from "@/lib/workspace/read-beneath";
 import { sha256Hex } from "@/lib/workspace/text";
 
 /**
@@ -129,7 +131,14 @@ export async function planUndo(workspace: Workspace, newestFirst: FileChangeRow[
 
 /** True when the path holds exactly the row's before-state: type, bytes or link target, and file mode where recorded. */
 async function holdsBeforeState(root: string, r: FileChangeRow): Promise<boolean> {
-  const now = await currentState(root, r.path, r.beforeType === "file");
+  // Read without following links, like every workspace read of a change set (lib/workspace/read-beneath.ts).
+  const reader = new BeneathReader(root);
+  let now: Awaited<ReturnType<typeof currentState>>;
+  try {
+    now = await currentState(reader, r.path, r.beforeType === "file");
+  } finally {
+    reader.close();
+  }
   if (r.beforeType === null) return now.type === null;
   if (now.type !== r.beforeType) return false;
   if (r.beforeType === "file") return r.beforeSha !== null && now.sha === r.beforeSha && (r.beforeMode === null || now.mode === r.beforeMode);
@@ -158,7 +167,10 @@ function entriesOf(rows: FileChangeRow[]): ChangeEntry[] {
   return rows.map((r) => ({
     path: r.path,
     kind: r.kind,
-    before: r.beforeType ? { type: r.beforeType, mode: r.beforeMode ?? 0o644, size: 0, ...(r.beforeLink !== null && { link: r.beforeLink }) } : null,
+    // The state now, as the plan found it: its bytes are read again for the backup and must still hash to it.
+    before: r.beforeType
+      ? { type: r.beforeType, mode: r.beforeMode ?? 0o644, size: 0, ...(r.beforeLink !== null && { link: r.beforeLink }), ...(r.beforeType === "file" && { sha256: r.beforeSha }) }
+      : null,
     after: r.afterType ? { type: r.afterType, mode: r.afterMode ?? r.beforeMode ?? 0o644, size: r.size, ...(r.afterLink !== null && { link: r.afterLink }) } : null,
   }));
 }
@@ -166,6 +178,7 @@ function entriesOf(rows: FileChangeRow[]): ChangeEntry[] {
 /** A backup store that stores nothing (previews): it only reports the sha256. */
 const dryBackups: BackupStore = {
   save: async ({ path: p, bytes, mode }) => ({ id: "", path: p, sha256: sha256Hex(bytes), size: bytes.length, mode, callId: "", createdAt: new Date() }),
+  discard: async () => {},
   get: async () => null,
   list: async () => ({ items: [], total: 0 }),
 };
@@ -200,21 +213,30 @@ export async function executeUndo(input: { callId: string; workspace: Workspace;
     });
   }
   const source = undoSource(plan.rows);
-  const staged = await stageEntries({ root: workspace.root, entries: entriesOf(plan.rows), source, backups: input.backups });
-  const summary: ChangesSummary = { ...staged.summary, status: "applied" };
-  delete summary.hold_reasons;
-  await writeChangeSet({ callId: input.callId, workspaceId: workspace.id, status: "applying", captureDir: null, summary: { ...summary, diff: staged.diff }, result: input.result ?? {}, rows: staged.rows });
-  try {
-    await applyRows(workspace.root, staged.rows, source);
-    await syncWorkspace(workspace.root);
-  } catch (err) {
-    await rollBack(workspace.root, staged.rows).catch(() => undefined);
-    await moveChangeSet(input.callId, ["applying"], "discarded", { summary: { ...summary, status: "discarded" }, recovery: "rolled_back" });
-    if (err instanceof ToolError) throw err;
-    throw new ToolError("write_failed", `The revert failed (${(err as Error).message}); nothing was changed.`, { reason: "apply_failed" }, { cause: err });
-  }
-  await moveChangeSet(input.callId, ["applying"], "applied");
-  return { summary, diff: staged.diff };
+  // Staged and applied under the workspace's change-set lock; each path's bytes now are read again
+  // for its backup and must still be the ones the plan found (else `conflict`, nothing changed).
+  return withChangeSetLock(workspace.root, async () => {
+    const staged = await stageEntries({ root: workspace.root, entries: entriesOf(plan.rows), source, backups: input.backups });
+    const summary: ChangesSummary = { ...staged.summary, status: "applied" };
+    delete summary.hold_reasons;
+    await writeChangeSet({ callId: input.callId, workspaceId: workspace.id, status: "applying", captureDir: null, summary: { ...summary, diff: staged.diff }, result: input.result ?? {}, rows: staged.rows });
+    try {
+      await applyRows(workspace.root, staged.rows, source);
+      await syncWorkspace(workspace.root);
+    } catch (err) {
+      const rolledBack = await rollBack(workspace.root, staged.rows).then(
+        () => true,
+        () => false,
+      );
+      await moveChangeSet(input.callId, ["applying"], "discarded", { summary: { ...summary, status: "discarded" }, recovery: "rolled_back" });
+      // Nothing changed: the backups of the bytes it would have replaced name no change.
+      if (rolledBack) await input.backups.discard(staged.backupIds);
+      if (err instanceof ToolError) throw err;
+      throw new ToolError("write_failed", `The revert failed (${(err as Error).message}); nothing was changed.`, { reason: "apply_failed" }, { cause: err });
+    }
+    await moveChangeSet(input.callId, ["applying"], "applied");
+    return { summary, diff: staged.diff };
+  });
 }
 
 /** Calls of a session that changed files, from `fromCallId` on, newest first. */

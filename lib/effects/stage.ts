@@ -16,6 +16,7 @@ import { diskView, gitDirsAbove, overlayView } from "@/lib/policy/git-shape";
 import { GLOB_OPTIONS, GLOB_OPTIONS_NOCASE } from "@/lib/policy/rule-match";
 import { RUNS_LATER_GLOBS, RUNS_LATER_PATHS } from "@/lib/policy/presets";
 import type { BackupStore } from "@/lib/tools/define-tool";
+import { BeneathReader, WorkspaceChanged, type ExpectedFile } from "@/lib/workspace/read-beneath";
 import { decodeForDisplay, profileText, sha256Hex } from "@/lib/workspace/text";
 
 /**
@@ -23,9 +24,15 @@ import { decodeForDisplay, profileText, sha256Hex } from "@/lib/workspace/text";
  * summary a call's result and record carry; and decides whether it must be held for a reviewer.
  *
  * Every replaced or deleted file's bytes go to the backup store here, before anything in the
- * workspace changes. Bulky generated trees (ignored by the workspace's .gitignore, or a
- * node_modules / cache directory) keep no backups and no per-file diff: they are counted and
- * summarised, and their new content is applied all the same.
+ * workspace changes. They are read without following a symbolic link anywhere on the path, from a
+ * descriptor checked to be the very file the change set recorded (lib/workspace/read-beneath.ts):
+ * a file swapped since (for a link to a secret, say) stops the staging with `conflict`
+ * ("changed_during_call"), and the backups already made for the change set are removed again, so
+ * a backup only ever holds bytes the named file had.
+ *
+ * Bulky generated trees (ignored by the workspace's .gitignore, or a node_modules / cache
+ * directory) keep no backups and no per-file diff: they are counted and summarised, and their new
+ * content is applied all the same.
  */
 
 /** One changed path as the result lists it. */
@@ -143,12 +150,17 @@ export function maxDeletions(): number {
  * file that existed is always backed up and revertible. Paths that hold a change set (secrets,
  * files that run later) are never bulky: the reviewer sees their diff.
  */
-export async function bulkyMatcher(root: string, holds: (rel: string) => boolean = holdsByPath): Promise<(rel: string, isDir: boolean, existed: boolean) => boolean> {
+export async function bulkyMatcher(root: string | BeneathReader, holds: (rel: string) => boolean = holdsByPath): Promise<(rel: string, isDir: boolean, existed: boolean) => boolean> {
   let ig: Ignore | null = null;
+  // Read like every workspace file the gateway reads for itself: a .gitignore that is a link is none.
+  const reader = typeof root === "string" ? new BeneathReader(root) : root;
   try {
-    ig = ignore().add(await fs.readFile(path.join(root, ".gitignore"), "utf8"));
+    const text = await reader.readFile(".gitignore");
+    ig = text ? ignore().add(text.toString("utf8")) : null;
   } catch {
     ig = null;
+  } finally {
+    if (reader !== root) reader.close();
   }
   return (rel, isDir, existed) => {
     const parts = rel.split("/");
@@ -173,6 +185,8 @@ export interface Staged {
   diffTruncated: boolean;
   /** Reasons to hold it for a reviewer (empty: apply at once). */
   holdReasons: string[];
+  /** Ids of the backups made of the before-bytes (to remove when the change set is not applied). */
+  backupIds: string[];
 }
 
 /**
@@ -211,11 +225,35 @@ export async function stageEntries(input: {
    */
   readOnlyCommand?: boolean;
 }): Promise<Staged> {
+  const reader = new BeneathReader(input.root);
+  const saved: string[] = [];
+  try {
+    return await stageWith(input, reader, saved);
+  } catch (err) {
+    // A change set that cannot be staged is not applied: the backups made for it go too.
+    if (saved.length > 0) await input.backups.discard(saved);
+    throw err;
+  } finally {
+    reader.close();
+  }
+}
+
+/** What a before-state's bytes must be: the recorded file (device, inode, size), or the known sha256. */
+function expectedOf(state: NonNullable<ChangeEntry["before"]>): ExpectedFile {
+  return {
+    ...(state.dev !== undefined && { dev: state.dev }),
+    ...(state.ino !== undefined && { ino: state.ino }),
+    ...(state.dev !== undefined && { size: state.size }),
+    ...(state.sha256 && { sha256: state.sha256 }),
+  };
+}
+
+async function stageWith(input: Parameters<typeof stageEntries>[0], reader: BeneathReader, saved: string[]): Promise<Staged> {
   // Paths the person's git configuration runs (its hooks directory, included config files, the
   // scripts its filters or fsmonitor name) run later like the listed ones.
   const gitNamed = await gitConfigPaths(input.root);
   const holds = (rel: string) => holdsByPath(rel) || gitNamed.why(rel) !== null;
-  const isBulky = await bulkyMatcher(input.root, holds);
+  const isBulky = await bulkyMatcher(reader, holds);
   const rows: FileChangeRow[] = [];
   const files: ChangedFile[] = [];
   const diffs: string[] = [];
@@ -260,8 +298,10 @@ export async function stageEntries(input: {
     let before: Buffer | null = null;
     let after: Buffer | null = null;
     if (!bulk && e.before?.type === "file") {
-      before = await fs.readFile(path.join(input.root, e.path));
+      before = await reader.readFile(e.path, expectedOf(e.before));
+      if (!before) throw new WorkspaceChanged(e.path, "it is gone");
       const backup = await input.backups.save({ path: e.path, bytes: before, mode: e.before.mode });
+      saved.push(backup.id);
       row.beforeSha = backup.sha256;
     }
     if (!bulk && e.after?.type === "file") {
@@ -386,7 +426,7 @@ export async function stageEntries(input: {
     ...(holdReasons.length > 0 && { hold_reasons: holdReasons }),
     ...(git && git.lines.length > 0 && { git: git.lines }),
   };
-  return { rows, summary, diff: capped.diff, diffTruncated: capped.truncated, holdReasons };
+  return { rows, summary, diff: capped.diff, diffTruncated: capped.truncated, holdReasons, backupIds: [...saved] };
 }
 
 /**

@@ -27,6 +27,7 @@ export function readOnlyContext(callId: string, workspace: Workspace, timeoutMs 
     save: async () => {
       throw new Error("a preview must not make backups");
     },
+    discard: async () => {},
   };
   return { callId, workspace, config: getConfig(), signal: AbortSignal.timeout(timeoutMs), note: () => {}, backups };
 }

@@ -1,6 +1,6 @@
 import { getConfig } from "@/lib/config";
 import { callStatusOf, toErrorBody, ToolError } from "@/lib/errors";
-import { redactServerSecretsValue, redactValue } from "@/lib/redact";
+import { redactToolAnswer } from "@/lib/redact";
 import { failure, success, type Envelope } from "@/lib/result";
 import { finishCall } from "@/lib/audit/calls";
 import { backupStoreFor } from "@/lib/backups/store";
@@ -58,16 +58,15 @@ export async function executeCall(input: {
   let status: "succeeded" | "failed" | "conflict" | "rejected";
   try {
     const data = await tool.run(input.args, ctx);
-    // What a tool read from the workspace, the shell or the network reaches the agent with known
-    // credential formats and this server's own secrets masked (a write's result only echoes what
-    // the agent sent), unless a policy rule relaxed masking for this call (`redact: false`). The
-    // stored copy is always redacted, by storedJson. The gateway's own credentials are masked in
-    // every case, relaxed or not.
-    envelope = success(callId, tool.risk === "write" || ruleOptions?.redact === false ? redactServerSecretsValue(data) : redactValue(data));
+    // Every answer, of every tool, success or error, passes the same redaction (lib/redact.ts
+    // redactToolAnswer): known credential formats and this server's own secrets masked, unless a
+    // policy rule relaxed masking for this call (`redact: false`), which still masks the gateway's
+    // own credentials. The stored copy is always redacted, by storedJson.
+    envelope = success(callId, redactToolAnswer(data, ruleOptions?.redact === false));
     status = "succeeded";
   } catch (err) {
     if (!(err instanceof ToolError)) console.error(`[agent-reach] ${tool.name} ${callId} failed:`, err);
-    const body = redactServerSecretsValue(toErrorBody(err));
+    const body = redactToolAnswer(toErrorBody(err), ruleOptions?.redact === false);
     envelope = failure(callId, body);
     status = callStatusOf(body.name);
   }

@@ -42,6 +42,20 @@ describe("held change sets", () => {
     expect(fs.existsSync(path.join(root, ".github"))).toBe(false);
   }, 120_000);
 
+  it("a held change set that replaced files keeps their backups while held; rejected, it keeps none", async () => {
+    fs.mkdirSync(path.join(root, "kept"));
+    for (let i = 0; i < 60; i++) fs.writeFileSync(path.join(root, "kept", `f${i}`), `${i}\n`);
+    // 60 deletions hold the set; the rewritten file is backed up when staged.
+    fs.writeFileSync(path.join(root, "kept-too.txt"), "old\n");
+    const env: any = await asReviewer("rm -rf kept && echo new > kept-too.txt");
+    expect(env.data.changes.status).toBe("held");
+    expect(await db().backup.count({ where: { callId: env.call_id } })).toBeGreaterThan(0);
+    const decided: any = await rejectCall(env.call_id, "admin", "no");
+    expect(decided.ok, JSON.stringify(decided)).toBe(true);
+    expect(await db().backup.count({ where: { callId: env.call_id } })).toBe(0);
+    expect(fs.readFileSync(path.join(root, "kept-too.txt"), "utf8")).toBe("old\n");
+  }, 120_000);
+
   it("an agent's command approved by a reviewer, then held: both waiting requests get the held result; the decision waits", async () => {
     fs.mkdirSync(path.join(root, "lots"));
     for (let i = 0; i < 60; i++) fs.writeFileSync(path.join(root, "lots", `f${i}`), `${i}\n`);

@@ -18,11 +18,12 @@ export function makeToolContext(root: string, overrides: Partial<Config> = {}): 
   const workspace: Workspace = { id: "ws_test", root: fs.realpathSync(root), configuredRoot: root };
   const config: Config = { ...loadConfig({ AGENT_REACH_WORKSPACE: root } as unknown as NodeJS.ProcessEnv), ...overrides };
   const savedBackups: Array<BackupRecord & { bytes: Buffer }> = [];
+  let made = 0;
   const callId = `call_test_${crypto.randomUUID()}`;
   const backups: BackupStore = {
     async save({ path, bytes, mode }) {
       const rec = {
-        id: `bak_${savedBackups.length + 1}`,
+        id: `bak_${++made}`,
         path,
         sha256: crypto.createHash("sha256").update(bytes).digest("hex"),
         size: bytes.length,
@@ -32,6 +33,12 @@ export function makeToolContext(root: string, overrides: Partial<Config> = {}): 
       };
       savedBackups.push({ ...rec, bytes: Buffer.from(bytes) });
       return rec;
+    },
+    async discard(ids) {
+      for (const id of ids) {
+        const i = savedBackups.findIndex((b) => b.id === id);
+        if (i >= 0) savedBackups.splice(i, 1);
+      }
     },
     async get(id) {
       return savedBackups.find((b) => b.id === id) ?? null;

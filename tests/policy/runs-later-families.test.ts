@@ -630,6 +630,7 @@ async function stageCreated(rel: string) {
     save: () => Promise.reject(new Error("a created file has nothing to back up")),
     get: () => Promise.resolve(null),
     list: () => Promise.resolve({ items: [], total: 0 }),
+    discard: () => Promise.resolve(),
   };
   return stageEntries({ root, entries, source: { bytes: () => Promise.resolve(Buffer.from("echo x\n")) }, backups: noBackups });
 }
