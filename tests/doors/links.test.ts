@@ -98,7 +98,7 @@ describe("write_file and edit_file judge a file under every name a workspace lin
     ["write_file", "tools/node_modules", "../vendor-mods", { path: "vendor-mods/.bin/vitest", content: "#!/bin/sh\n", create_dirs: true }, /risky-installed-programs/],
   ])("%s through %s → %s asks", async (tool, name, target, args, rule) => {
     fs.mkdirSync(path.dirname(ws(name)), { recursive: true });
-    if (target.includes("Makefile")) {
+    if (name === "Makefile") {
       fs.mkdirSync(ws("build"), { recursive: true });
       fs.writeFileSync(ws("build/make-rules.txt"), "all:\n\ttrue\n");
     } else fs.mkdirSync(path.resolve(path.dirname(ws(name)), target), { recursive: true });
