@@ -1,9 +1,9 @@
 import crypto from "node:crypto";
 import { constants as fsConstants, type Stats } from "node:fs";
-import fsSync from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@/lib/errors";
+import { PROC_FD, procFdAvailable } from "@/lib/workspace/proc-fd";
 import { isInside } from "@/lib/workspace/fence";
 
 /**
@@ -237,15 +237,6 @@ interface PinnedDirectory {
   close(): Promise<void>;
 }
 
-/** Linux's per-descriptor links: `/proc/self/fd/N/name` resolves `name` in the directory open as N. */
-const PROC_FD = "/proc/self/fd";
-const procFdAvailable = (() => {
-  try {
-    return fsSync.statSync(PROC_FD).isDirectory();
-  } catch {
-    return false;
-  }
-})();
 
 /**
  * Opens `dir` as the write's anchor. With `root` (the workspace root, canonical) and /proc, the

@@ -1,7 +1,7 @@
 import { constants as fsConstants, type Stats } from "node:fs";
-import fsSync from "node:fs";
 import fs from "node:fs/promises";
 import { ToolError } from "@/lib/errors";
+import { PROC_FD, procFdAvailable } from "@/lib/workspace/proc-fd";
 
 /**
  * A directory of the workspace held open by a descriptor, so that metadata and placement calls
@@ -36,14 +36,6 @@ export interface HeldDirectory {
   close(): Promise<void>;
 }
 
-const PROC_FD = "/proc/self/fd";
-const procFdAvailable = (() => {
-  try {
-    return fsSync.statSync(PROC_FD).isDirectory();
-  } catch {
-    return false;
-  }
-})();
 
 const DIR_FLAGS = fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW;
 
