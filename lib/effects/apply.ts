@@ -8,6 +8,7 @@ import { getBlob } from "@/lib/backups/blobs";
 import { ToolError } from "@/lib/errors";
 import { comparePaths } from "@/lib/effects/read-change-set";
 import type { FileChangeRow } from "@/lib/effects/journal";
+import { forgetLinkScans } from "@/lib/effects/link-check";
 import { atomicWriteFile } from "@/lib/workspace/atomic-write";
 import { assertStillNamed, holdDirectory, openChecked, splitRel, type HeldDirectory } from "@/lib/workspace/hold-directory";
 import { BeneathReader } from "@/lib/workspace/read-beneath";
@@ -126,6 +127,16 @@ export type ApplyObserver = (done: number, total: number) => void | Promise<void
  *   "applying", so a retry or a restart finishes it)
  */
 export async function applyRows(root: string, rows: FileChangeRow[], source: ContentSource, observe?: ApplyObserver, options: ApplyOptions = {}): Promise<void> {
+  // The links a write tool reuses from a recent walk may change with these rows.
+  forgetLinkScans(root);
+  try {
+    await applyEach(root, rows, source, observe, options);
+  } finally {
+    forgetLinkScans(root);
+  }
+}
+
+async function applyEach(root: string, rows: FileChangeRow[], source: ContentSource, observe: ApplyObserver | undefined, options: ApplyOptions): Promise<void> {
   const durable = options.durable ?? false;
   const skipped = options.skipped;
   const removals = rows.filter((r) => r.beforeType !== null && (r.afterType === null || r.afterType !== r.beforeType));

@@ -399,15 +399,43 @@ export function expandBraces(glob: string): string[] {
  * The other names the workspace's links give the files at `rels` (workspace-relative paths a tool
  * is about to write, as regular files), as the workspace is now: with `Makefile` →
  * `build/Makefile.in`, a write of `build/Makefile.in` is also a write of `Makefile`; with `.github`
- * → `ci`, `ci/workflows/x.yml` is also `.github/workflows/x.yml`. Costs one `scanLinks` walk;
- * a workspace too large to walk gives the names found so far.
+ * → `ci`, `ci/workflows/x.yml` is also `.github/workflows/x.yml`. Uses a `scanLinks` walk at most
+ * LINK_SCAN_REUSE_MS old (`recentScan`); a workspace too large to walk gives the names found so far.
  */
 export async function linkNamesOf(root: string, rels: readonly string[]): Promise<string[]> {
   if (rels.length === 0) return [];
   const state = { type: "file" as const, mode: 0o644, size: 0 };
-  const { links } = await scanLinks(root);
+  const { links } = await recentScan(root);
   if (links.length === 0) return [];
   const view = afterView(root, rels.map((p) => ({ path: p, kind: "modified" as const, before: state, after: state })));
   const { aliases } = await linkViews(view, links);
   return [...new Set(aliases.map((a) => a.alias))];
+}
+
+/**
+ * How long a write tool reuses a walk for links (ms). The walk costs 10–30 ms on a tree of 10,000
+ * files, measured, and a write tool needs it on every call. The links an agent makes come from its
+ * commands' change sets, and applying one drops the walk (`forgetLinkScans`), so a reused walk
+ * misses only a link the person made in the last two seconds. A change set's own judgement
+ * (lib/effects/stage.ts) always walks afresh.
+ */
+export const LINK_SCAN_REUSE_MS = 2000;
+
+const recentScans = new Map<string, { at: number; scan: ReturnType<typeof scanLinks> }>();
+
+/** `scanLinks(root)`, reused while it is at most LINK_SCAN_REUSE_MS old and no change set was applied since. */
+export function recentScan(root: string): ReturnType<typeof scanLinks> {
+  const kept = recentScans.get(root);
+  if (kept && Date.now() - kept.at <= LINK_SCAN_REUSE_MS) return kept.scan;
+  const scan = scanLinks(root);
+  recentScans.set(root, { at: Date.now(), scan });
+  // A walk that failed is not kept.
+  scan.catch(() => recentScans.delete(root));
+  return scan;
+}
+
+/** Drops the reused walks (of `root`, or all): a change set was applied there, its links may differ. */
+export function forgetLinkScans(root?: string): void {
+  if (root === undefined) recentScans.clear();
+  else recentScans.delete(root);
 }

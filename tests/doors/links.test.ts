@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { usePreset } from "@/tests/helpers/dashboard";
 import { startTestServer, type TestServer } from "@/tests/helpers/server";
 import { sql } from "@/tests/helpers/sql";
+import { LINK_SCAN_REUSE_MS } from "@/lib/effects/link-check";
 
 /**
  * Links planted by commands, through run_command over HTTP under `balanced` (commands run in the
@@ -103,6 +104,8 @@ describe("write_file and edit_file judge a file under every name a workspace lin
       fs.writeFileSync(ws("build/make-rules.txt"), "all:\n\ttrue\n");
     } else fs.mkdirSync(path.resolve(path.dirname(ws(name)), target), { recursive: true });
     if (!fs.lstatSync(ws(name), { throwIfNoEntry: false })) fs.symlinkSync(target, ws(name));
+    // A link the person just made outside the gateway is seen once the write tools' reused walk is older than its reuse time.
+    await new Promise((r) => setTimeout(r, LINK_SCAN_REUSE_MS + 100));
     const r = await server.call(tool, args, WAIT0);
     expect(r.body.error?.name, JSON.stringify(r.body)).toBe("approval_pending");
     const [row] = await sql<{ decisionJson: string }>(server.databaseUrl, `SELECT "decisionJson" FROM "ToolCall" WHERE id = $1`, [r.body.call_id]);

@@ -3,7 +3,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { afterView, expandBraces, linkNamesWorkspaceFile, linkViews, probeChildren, resolveLink, scanLinks } from "@/lib/effects/link-check";
+import { applyRows } from "@/lib/effects/apply";
+import { afterView, expandBraces, forgetLinkScans, LINK_SCAN_REUSE_MS, linkNamesOf, linkNamesWorkspaceFile, linkViews, probeChildren, resolveLink, scanLinks } from "@/lib/effects/link-check";
 import type { ChangeEntry, EntryState } from "@/lib/effects/read-change-set";
 import { linkNameHoldsTree } from "@/lib/effects/stage";
 
@@ -207,5 +208,29 @@ describe("the names a link may not take even to a file", () => {
 
   it.each(["README", "docs", "src", "lib", "bin", "nm", "notes.txt", "packages/a", "dist", "wrapper", "releases", "fish"])("%s does not", (name) => {
     expect(linkNameHoldsTree(name)).toBe(false);
+  });
+});
+
+describe("the walk a write tool reuses (linkNamesOf)", () => {
+  it("is reused for LINK_SCAN_REUSE_MS, and dropped when a change set is applied there", async () => {
+    const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "ar-link-reuse-")));
+    try {
+      fs.mkdirSync(path.join(dir, "build"));
+      fs.writeFileSync(path.join(dir, "build/rules.txt"), "all:\n");
+      expect(await linkNamesOf(dir, ["build/rules.txt"])).toEqual([]);
+      // The person makes a link outside the gateway: a reused walk does not see it yet.
+      fs.symlinkSync("build/rules.txt", path.join(dir, "Makefile"));
+      expect(await linkNamesOf(dir, ["build/rules.txt"])).toEqual([]);
+      // Applying a change set in that workspace drops the walk (an empty one is enough).
+      await applyRows(dir, [], { bytes: () => Promise.reject(new Error("no bytes needed")) });
+      expect(await linkNamesOf(dir, ["build/rules.txt"])).toEqual(["Makefile"]);
+      // A walk made afresh (past the reuse time, or after forgetLinkScans) sees the person's links.
+      fs.symlinkSync("build", path.join(dir, "out"));
+      forgetLinkScans();
+      expect((await linkNamesOf(dir, ["build/rules.txt"])).sort()).toEqual(["Makefile", "out/rules.txt"]);
+      expect(LINK_SCAN_REUSE_MS).toBeLessThanOrEqual(2000);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
