@@ -259,7 +259,7 @@ async function decideRecorded(
     tool,
     workspace,
     {
-      paths: await policyPaths(workspace, fenced.paths, tool.changes === "file"),
+      ...(await policyPaths(workspace, fenced.paths, tool.changes === "file")),
       ...(subject.command && { command: { command: subject.command.command, cwd: fenced.cwd?.absolute, grants: subject.command.grants } }),
       ...(subject.url !== undefined && { url: subject.url }),
       ...(change && { change }),
@@ -409,12 +409,16 @@ function invalidArguments(error: z.ZodError): ErrorBody {
  * ordinary file is still what runs later, and still asks). For a tool that changes files
  * (`writes`), also every other name a workspace link gives the canonical paths (a write of
  * `build/Makefile.in` while `Makefile` → `build/Makefile.in`: lib/effects/link-check.ts).
+ * @returns all of them, and those that are not canonical paths (`otherNames`: they can only make
+ *   the verdict stricter, lib/policy/types.ts PolicyInput)
  */
-async function policyPaths(workspace: Workspace, paths: FencedPath[], writes: boolean): Promise<string[]> {
+async function policyPaths(workspace: Workspace, paths: FencedPath[], writes: boolean): Promise<{ paths: string[]; otherNames: string[] }> {
   const out = lexicalPaths(workspace, paths);
-  if (!writes) return out;
-  for (const name of await linkNamesOf(workspace.root, paths.map((p) => p.relative).filter((p) => p !== ""))) if (!out.includes(name)) out.push(name);
-  return out;
+  if (writes) {
+    for (const name of await linkNamesOf(workspace.root, paths.map((p) => p.relative).filter((p) => p !== ""))) if (!out.includes(name)) out.push(name);
+  }
+  const canonical = new Set(paths.map((p) => p.relative));
+  return { paths: out, otherNames: out.filter((p) => !canonical.has(p)) };
 }
 
 /** Each fenced path's canonical workspace-relative path, and the path as written when it differs. */

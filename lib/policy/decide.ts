@@ -211,7 +211,9 @@ function decideByPath(input: PolicyInput, rules: PolicyRuleData[]): PolicyVerdic
       matches.push({ rule, reason: `${input.tool}: ${rule.decision} by rule ${rule.id}` });
       continue;
     }
-    const hit = input.paths.find((p) => ruleGlobMatches(rule, p));
+    // An allow rule counts for the files' canonical paths only; their other names can only ask or deny.
+    const judged = rule.decision === "allow" && input.otherNames ? input.paths.filter((p) => !input.otherNames!.includes(p)) : input.paths;
+    const hit = judged.find((p) => ruleGlobMatches(rule, p));
     if (hit !== undefined) matches.push({ rule, reason: `${hit || "."}: ${rule.decision} by rule ${rule.id}` });
   }
   if (matches.length === 0) return { decision: "ask", rule: null, reasons: [`${input.tool}: no rule matched`] };

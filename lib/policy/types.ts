@@ -82,6 +82,13 @@ export interface PolicyInput {
   /** Fenced, workspace-relative paths the call touches ("" is the root). */
   paths: string[];
   /**
+   * Those of `paths` that are other names of the same files, not their canonical paths: the path
+   * as written through a symlink, and the names workspace links give a file a tool changes. They
+   * can only make a verdict stricter: an allow rule counts for the canonical paths alone, so a
+   * link never widens what the policy allows.
+   */
+  otherNames?: string[];
+  /**
    * For run_command: the command string and the fenced absolute cwd. `envUnknown`: the command runs
    * with an environment the policy does not know (the hook door), so no variable has a known value
    * (`env` is then only used for the gateway's own lookups, never as the command's environment).

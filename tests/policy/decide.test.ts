@@ -147,3 +147,24 @@ describe("rule semantics", () => {
     expect(v.reasons).toEqual(["secret/k: deny by rule d"]);
   });
 });
+
+describe("other names of the same file (a link's name, the path as written through a link)", () => {
+  // An operator allows writes under docs/**; nothing allows src/**. The file is src/x.ts, reached as docs/x.ts.
+  const rules = [rule("allow-docs", { tool: "write_file", pathGlob: "docs/**" }, "allow")];
+  const cases: Array<[label: string, paths: string[], otherNames: string[], decision: Decision]> = [
+    ["an allow rule matching only the other name does not allow", ["src/x.ts", "docs/x.ts"], ["docs/x.ts"], "ask"],
+    ["…nor for a deeper alias", ["src/deep/y.ts", "docs/a/b/y.ts"], ["docs/a/b/y.ts"], "ask"],
+    ["the canonical path allowed: allowed", ["docs/x.ts", "src/x.ts"], ["src/x.ts"], "allow"],
+    ["no other names: as before", ["docs/x.ts"], [], "allow"],
+  ];
+  it.each(cases)("%s", async (_label, paths, otherNames, decision) => {
+    const v = await decide(input("write_file", paths, { otherNames }), rules);
+    expect(v.decision).toBe(decision);
+  });
+
+  it("an ask or deny rule matching only the other name still counts", async () => {
+    const withAsk = [...rules, rule("ask-makefile", { tool: "write_file", pathGlob: "Makefile" }, "ask", 5), rule("deny-env", { tool: "write_file", pathGlob: ".envrc" }, "deny", 5)];
+    expect((await decide(input("write_file", ["docs/make.txt", "Makefile"], { otherNames: ["Makefile"] }), withAsk)).decision).toBe("ask");
+    expect((await decide(input("write_file", ["docs/env.txt", ".envrc"], { otherNames: [".envrc"] }), withAsk)).decision).toBe("deny");
+  });
+});
