@@ -120,7 +120,9 @@ async function main(): Promise<void> {
 
 main().catch((err) => {
   // A second server on the same data directory is a user's mistake: the message says what to do.
-  const detail = err instanceof InstanceLockError ? err.message : ((err as Error).stack ?? err);
+  // So is a port another program took since `npm start` checked it.
+  const inUse = (err as NodeJS.ErrnoException).code === "EADDRINUSE" ? `port ${argValue("port") ?? getConfig().port} is in use by another program: stop it, or choose another port with PORT.` : null;
+  const detail = err instanceof InstanceLockError ? err.message : (inUse ?? (err as Error).stack ?? err);
   console.error(`[agent-reach] the server could not start: ${detail}`);
   process.exit(1);
 });

@@ -9,6 +9,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { getConfig } from "@/lib/config";
 import { bootstrap } from "@/lib/runtime/bootstrap";
@@ -21,6 +22,8 @@ async function main(): Promise<void> {
   const config = getConfig();
   // Before the workspace is created or registered: a second server here refuses at once.
   assertNoLiveServer(config.dataDir, config.hostId, config.databaseUrl);
+  // …and before any credential is made: a port another program holds fails here, in one line.
+  await assertPortFree(config.host, config.port);
   const boot = await bootstrap();
   if (boot.migrations.length > 0) console.log(`[agent-reach] applied migrations: ${boot.migrations.join(", ")}`);
   if (!dev) await buildIfNeeded();
@@ -44,12 +47,26 @@ async function main(): Promise<void> {
     stdio: ["ignore", "inherit", "inherit"],
     env: { ...process.env, AGENT_REACH_WORKSPACE: config.workspaceRoot, DATABASE_URL: config.databaseUrl },
   });
+  // The first start's credentials are shown once: also when the server fails to start after they
+  // were made (registered before stopWithParent's exit handler, which ends this process).
+  let shown = false;
+  const show = (up: boolean) => {
+    if (shown) return;
+    shown = true;
+    console.log(banner(config, boot, up));
+  };
+  child.once("exit", () => show(false));
   stopWithParent(child);
 
-  await waitForHealth(`http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}/api/health`);
+  const up = await waitForHealth(`http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}/api/health`, child);
+  show(up);
+}
+
+/** What `npm start` prints once the server answers (or failed): where it serves, and the first start's credentials. */
+function banner(config: ReturnType<typeof getConfig>, boot: Awaited<ReturnType<typeof bootstrap>>, up: boolean): string {
   const lines = [
     "",
-    `  Agent Reach is serving ${config.publicUrl}`,
+    up ? `  Agent Reach is serving ${config.publicUrl}` : `  Agent Reach could not start its server on ${config.host}:${config.port} (see above); the data directory is ready.`,
     `  workspace root: ${boot.workspaceRoot}${boot.workspaceCreated ? " (created, with a sample README.md)" : ""}`,
     `  database:       ${describeDatabase(config.databaseUrl)}`,
   ];
@@ -58,7 +75,7 @@ async function main(): Promise<void> {
     lines.push(`  try: curl -H "Authorization: Bearer ${boot.agentToken}" -d '{"path":"."}' ${config.publicUrl}/api/tools/list_directory`);
   }
   if (boot.reviewerPassword) lines.push(`  reviewer sign-in (shown once): login "admin", password ${boot.reviewerPassword}`);
-  console.log(`${lines.join("\n")}\n`);
+  return `${lines.join("\n")}\n`;
 }
 
 /** How long the server gets to stop after a signal before it is killed (ms). */
@@ -128,18 +145,39 @@ function describeDatabase(url: string): string {
   return `PostgreSQL ${u.hostname}:${u.port || 5432}${u.pathname}`;
 }
 
-/** Polls the health endpoint until it answers (any status), up to 120 s. */
-async function waitForHealth(url: string): Promise<void> {
+/**
+ * Polls the health endpoint until it answers (any status), up to 120 s, while `server` runs.
+ * @returns true when it answered; false when the server exited first (another program answering
+ *   on the port is not this server) or did not answer in time
+ */
+async function waitForHealth(url: string, server: ChildProcess): Promise<boolean> {
   const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
+  const running = () => server.exitCode === null && server.signalCode === null;
+  while (Date.now() < deadline && running()) {
     try {
       await fetch(url, { signal: AbortSignal.timeout(2000) });
-      return;
+      return running();
     } catch {
       await new Promise((r) => setTimeout(r, 250));
     }
   }
-  console.error(`[agent-reach] the server did not answer at ${url} within 120 s`);
+  if (running()) console.error(`[agent-reach] the server did not answer at ${url} within 120 s`);
+  return false;
+}
+
+/**
+ * Refuses to start when `host:port` cannot be listened on (another program holds it), before the
+ * database, the workspace or any credential is made: one line that says what to do, not a stack.
+ * @throws Error naming the port and the PORT/HOST settings
+ */
+async function assertPortFree(host: string, port: number): Promise<void> {
+  const problem = await new Promise<string | null>((resolve) => {
+    const probe = net.createServer();
+    probe.once("error", (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    probe.listen(port, host, () => probe.close(() => resolve(null)));
+  });
+  if (problem === "EADDRINUSE") throw new Error(`port ${port} on ${host} is in use by another program: stop it, or choose another port with PORT (and HOST).`);
+  if (problem !== null) throw new Error(`cannot listen on ${host}:${port} (${problem}): set HOST and PORT to an address of this machine.`);
 }
 
 main().catch((err) => {

@@ -117,8 +117,7 @@ export function acquireInstanceLock(dataDir: string, hostId: string, address: st
         shared
           ? `Another Agent Reach server (pid ${owner.pid}, ${owner.address}, started ${owner.startedAt}) is using ${shared.what}. ${shared.advice}`
           : `Another Agent Reach server (pid ${owner.pid}, ${owner.address}, started ${owner.startedAt}) is using the data directory ${dataDir} ` +
-            `with host id "${hostId}". Two servers there would mark each other's running calls interrupted. Stop it first, ` +
-            `or give this one its own AGENT_REACH_DATA_DIR (or, for a second instance on PostgreSQL, its own AGENT_REACH_HOST_ID).`,
+            `with host id "${hostId}". Two servers there would mark each other's running calls interrupted. ${SECOND_SERVER_ADVICE}`,
         owner,
       );
     }
@@ -155,6 +154,12 @@ function databaseLock(databaseUrl: string, hostId: string): { dir: string; key: 
   return { dir, key: `sqlite:${path.basename(file)}:${hostId}`, real: path.join(dir, path.basename(file)) };
 }
 
+
+/** What to do about a server already running on this data directory. */
+const SECOND_SERVER_ADVICE =
+  "It is running: use it at its address as it is, or stop it first to start this one. (A separate AGENT_REACH_DATA_DIR " +
+  "starts a separate gateway, with its own database, tokens and audit log, and it does not share this one's approvals; " +
+  "for a second instance of the same gateway on PostgreSQL, give it its own AGENT_REACH_HOST_ID.)";
 const SQLITE_ADVICE =
   "Two servers with one host id on one SQLite file would mark each other's running calls interrupted and run each other's approvals. Stop it first, or give this one its own AGENT_REACH_HOST_ID.";
 
@@ -169,7 +174,7 @@ export function assertNoLiveServer(dataDir: string, hostId: string, databaseUrl:
   if (own) {
     throw new InstanceLockError(
       `Another Agent Reach server (pid ${own.pid}, ${own.address}, started ${own.startedAt}) is using the data directory ${dataDir} with host id "${hostId}". ` +
-        `Stop it first, or give this one its own AGENT_REACH_DATA_DIR (or, for a second instance on PostgreSQL, its own AGENT_REACH_HOST_ID).`,
+        SECOND_SERVER_ADVICE,
       own,
     );
   }

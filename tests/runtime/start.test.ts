@@ -195,6 +195,27 @@ describe("npm start", () => {
     }
   }, 240_000);
 
+  it("a port another program holds refuses the start in one line, before any credential or workspace is made", async () => {
+    const holder = net.createServer((socket) => socket.end("HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n"));
+    const port = await new Promise<number>((resolve) => holder.listen(0, "127.0.0.1", () => resolve((holder.address() as net.AddressInfo).port)));
+    try {
+      // No preset credentials: a start that went on would make and print new ones.
+      const s = await npmStart({ PORT: String(port), AGENT_REACH_AGENT_TOKEN: "", AGENT_REACH_REVIEWER_PASSWORD: "" });
+      try {
+        const code = await new Promise<number | null>((resolve) => s.child.once("exit", (c) => resolve(c)));
+        expect(code).not.toBe(0);
+        expect(s.output()).toContain(`port ${port} on 127.0.0.1 is in use by another program`);
+        expect(s.output()).not.toMatch(/Agent Reach is serving|shown once|at Server\.setupListenHandle/);
+        expect(fs.existsSync(s.workspace)).toBe(false);
+        expect(fs.existsSync(path.join(s.dataDir, "agent-reach.db"))).toBe(false);
+      } finally {
+        killGroup(s.child);
+      }
+    } finally {
+      holder.close();
+    }
+  }, 60_000);
+
   it.each([
     ["AGENT_REACH_AGENT_TOKEN", "my-plain-agent-token-0123456789", /AGENT_REACH_AGENT_TOKEN is not an agent token: "ar_agent_"/],
     ["AGENT_REACH_REVIEWER_TOKEN", "rev-0123456789abcdefghijklmnop", /AGENT_REACH_REVIEWER_TOKEN is not a reviewer API token: "ar_rev_"/],
