@@ -10,6 +10,8 @@ import type { AgentIdentity } from "@/lib/auth/tokens";
 import { failure, success, type Envelope } from "@/lib/result";
 import { applyEdit } from "@/lib/workspace/edit-text";
 import { openForRead, resolveInWorkspace } from "@/lib/workspace/fence";
+import { loadRules } from "@/lib/policy/rule-store";
+import { sensitivePathRule } from "@/lib/policy/rule-match";
 import { editableText } from "@/lib/workspace/text";
 
 /**
@@ -221,7 +223,8 @@ function editArgs(path: unknown, edit: Record<string, unknown>): Record<string, 
 /**
  * One edit_file equivalent of a MultiEdit: the whole text before and after applying its edits in
  * order. When that cannot be computed (path outside the workspace, missing or binary file, an edit
- * that does not match), the first edit stands for the call, so the gateway records it and answers
+ * that does not match), or the file may not be read unasked (a sensitive path, a hard-linked file:
+ * its bytes would land in the call's record before any decision), the first edit stands for the call, so the gateway records it and answers
  * with its own error or, for a queued call, shows the reviewer why no diff could be made.
  */
 async function multiEditArgs(path: unknown, edits: unknown): Promise<Record<string, unknown>> {
@@ -231,7 +234,15 @@ async function multiEditArgs(path: unknown, edits: unknown): Promise<Record<stri
   try {
     const workspace = await currentWorkspace();
     const fenced = await resolveInWorkspace(workspace, path);
+    // The file is read here before any decision: only when reading it would not ask (a secret's
+    // bytes must never reach the call's record unasked), and never a file with other names (hard links).
+    const rules = await loadRules();
+    if (sensitivePathRule(fenced.relative, rules) || (fenced.raw !== fenced.relative && sensitivePathRule(fenced.raw.replace(/^\/+/, ""), rules))) return first;
     const handle = await openForRead(workspace, fenced);
+    if (handle.statNow().nlink > 1) {
+      await handle.close();
+      return first;
+    }
     const bytes = await handle.readFile().finally(() => handle.close());
     const before = editableText(bytes);
     let doc = before;

@@ -164,6 +164,25 @@ describe("Claude Code PreToolUse hook", () => {
     expect(decisionOf((await run).output).permissionDecision).toBe("deny");
   });
 
+  it.each([".env", "config/.ENV.local", "keys/id_rsa", "hardlinked.txt"])("a MultiEdit of %s does not read the file into the call's record", async (rel) => {
+    const file = path.join(server.workspace, rel);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, "TOKEN=HOOK-SECRET-VALUE\nA=1\n");
+    if (rel === "hardlinked.txt") fs.linkSync(file, path.join(server.workspace, "hardlinked-other-name.txt"));
+    const input = payload("multi-edit", (p) => {
+      p.tool_input.file_path = file;
+      p.tool_input.edits = [
+        { old_string: "A=1", new_string: "A=2" },
+        { old_string: "A=2", new_string: "A=3" },
+      ];
+    });
+    const { output } = await hook(input, ["--wait", "0", "--on-timeout", "ask"]);
+    const row = await callRow(callIdOf(decisionOf(output).permissionDecisionReason));
+    expect(row.tool).toBe("edit_file");
+    expect(row.argsJson).not.toContain("HOOK-SECRET-VALUE");
+    expect(JSON.parse(row.argsJson)).toMatchObject({ old_string: "A=1", new_string: "A=2" });
+  });
+
   it("allows a Read inside the workspace and denies a Write outside it at once", async () => {
     const read = decisionOf((await hook(payload("read"))).output);
     expect(read.permissionDecision).toBe("allow");
