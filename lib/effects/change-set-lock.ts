@@ -7,8 +7,10 @@ import { heldLockCount, withLock } from "@/lib/mutex";
  * command's change set could be applied between the moment the first one recorded a file and the
  * moment it read that file's bytes or replaced it (swapping the file for a link to a secret, say).
  *
- * The command itself runs outside the lock (it may take minutes; its writes go to its own upper
- * layer). Scope: one Node process, on the shared keyed mutex (lib/mutex.ts), as the path locks of
+ * The write tools (write_file, edit_file, restore_backup: lib/workspace/update-file.ts) take it
+ * too, around their path lock, so a write never lands between a change set's staging and its
+ * apply (the change set would replace bytes its backups and record do not name). The command
+ * itself runs outside the lock (it may take minutes; its writes go to its own upper layer). Scope: one Node process, on the shared keyed mutex (lib/mutex.ts), as the path locks of
  * the write tools (lib/workspace/path-lock.ts); one instance owns each workspace.
  */
 

@@ -12,6 +12,8 @@ import type { AuditNotes, ToolDefinition, ToolPreview, ToolSubject, Workspace } 
 import { askPolicy, readOnlyContext } from "@/lib/gateway/contexts";
 import { effectivePreset } from "@/lib/policy/preset-store";
 import { PRESETS } from "@/lib/policy/presets";
+import { sensitivePathRule } from "@/lib/policy/rule-match";
+import { loadRules } from "@/lib/policy/rule-store";
 import { linkNamesOf } from "@/lib/effects/link-check";
 import type { FileChangeFacts } from "@/lib/policy/types";
 import fs from "node:fs/promises";
@@ -251,7 +253,11 @@ async function decideRecorded(
   // tool's own preview (kept for the reviewer when the call asks).
   let earlyPreview: ToolPreview | null = null;
   let change: FileChangeFacts | undefined;
-  if (tool.preview && PRESETS[preset].checks.largeChange && tool.changes === "file" && fenced.paths.length === 1) {
+  // A file the agent may not read unasked: nothing about its content may show before a reviewer
+  // decides (an edit that does not match, a wrong expected_sha256, a large change would each
+  // answer differently, one guess at a time).
+  const contentPrivate = tool.changes === "file" && (await contentIsPrivate(workspace, fenced.paths));
+  if (tool.preview && PRESETS[preset].checks.largeChange && tool.changes === "file" && fenced.paths.length === 1 && !contentPrivate) {
     earlyPreview = await tool.preview(args, readOnly).catch(() => null);
     if (earlyPreview) change = await changeFacts(fenced.paths[0], earlyPreview);
   }
@@ -289,8 +295,9 @@ async function decideRecorded(
         preview = await tool.preview(args, readOnly);
       } catch (err) {
         // The call itself would fail the same way: answer now, nothing to approve. A call the
-        // agent carries out is not ours to fail: the reviewer sees why no diff could be made.
-        if (options.carriedOutBy === "gateway") return reject(toErrorBody(err), notes);
+        // agent carries out is not ours to fail, and a file the agent may not read unasked is not
+        // judged by its content before a reviewer decides: the reviewer sees why no diff could be made.
+        if (options.carriedOutBy === "gateway" && !contentPrivate) return reject(toErrorBody(err), notes);
         preview = { warnings: [`no preview: ${toErrorBody(err).message}`] };
       }
     }
@@ -401,6 +408,22 @@ function invalidArguments(error: z.ZodError): ErrorBody {
     first ? `Invalid arguments: ${first.path ? `${first.path}: ` : ""}${first.message}` : "Invalid arguments.",
     { issues },
   );
+}
+
+/**
+ * True when any of the files (by canonical path or as written) is one read_file would not read
+ * without asking: a sensitive-path rule matches it, or it has other names (hard links). Such a
+ * file's content must not decide what the agent hears before a reviewer does.
+ */
+async function contentIsPrivate(workspace: Workspace, paths: FencedPath[]): Promise<boolean> {
+  if (paths.length === 0) return false;
+  const rules = await loadRules();
+  for (const name of lexicalPaths(workspace, paths)) if (sensitivePathRule(name, rules)) return true;
+  for (const p of paths) {
+    const st = await fs.lstat(/*turbopackIgnore: true*/ p.absolute).catch(() => null);
+    if (st?.isFile() && st.nlink > 1) return true;
+  }
+  return false;
 }
 
 /**

@@ -6,6 +6,7 @@ import type { BackupStore } from "@/lib/backups/types";
 import type { Workspace } from "@/lib/workspace/types";
 import { asExpectedWriteFailure, atomicWriteFile } from "@/lib/workspace/atomic-write";
 import { openForRead, resolveInWorkspace, type FencedPath } from "@/lib/workspace/fence";
+import { withChangeSetLock } from "@/lib/effects/change-set-lock";
 import { withPathLock } from "@/lib/workspace/path-lock";
 import { roundTrips } from "@/lib/workspace/encoding";
 import { detectBom, profileText, sha256Hex, type Eol, type TextEncoding, type TextProfile } from "@/lib/workspace/text";
@@ -122,7 +123,9 @@ export async function updateFile<P extends PlannedContent>(ctx: UpdateContext, r
 
 async function updateFileSteps<P extends PlannedContent>(ctx: UpdateContext, req: UpdateRequest<P>): Promise<{ result: UpdateResult; plan: P }> {
   const fenced = await fenceTarget(ctx, req);
-  return withPathLock(fenced.absolute, async () => {
+  // Not between a command's change set being staged and applied (its backups and record would
+  // name bytes this write replaced): the workspace's change-set lock, then the path's.
+  return withChangeSetLock(ctx.workspace.root, () => withPathLock(fenced.absolute, async () => {
     const target = await resolveInWorkspace(ctx.workspace, req.rawPath);
     if (target.absolute !== fenced.absolute) {
       throw new ToolError("write_failed", "The path started pointing somewhere else while the call waited; nothing was written. Retry the call.", {
@@ -136,7 +139,7 @@ async function updateFileSteps<P extends PlannedContent>(ctx: UpdateContext, req
     const plan = await req.plan(current, target);
     const result = await commit(ctx, target, current, plan, req.createDirs);
     return { result, plan };
-  });
+  }));
 }
 
 /**
