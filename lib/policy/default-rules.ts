@@ -41,6 +41,13 @@ export const SENSITIVE_PATHS: Array<[id: string, glob: string, note: string]> = 
   ["pem", "**/*.pem", "certificates and private keys"],
   ["key", "**/*.key", "private keys"],
   ["ssh-keys", "**/id_{rsa,dsa,ecdsa,ed25519}*", "SSH private keys"],
+  [
+    "ssh-keys-named",
+    // Keys ssh-keygen wrote under another name (`-f deploy_rsa`) and host keys; never the `.pub` half,
+    // and no name with an extension (`parse_rsa.go` is a source file).
+    "**/{*_{rsa,dsa,ecdsa,ed25519}{,_sk},ssh_host_*_key}",
+    "SSH private keys under other names, and host keys",
+  ],
   ["ssh-dir", "**/.ssh/**", "SSH configuration and keys"],
   ["keystores", "**/*.{p12,pfx,jks,keystore}", "key stores"],
   ["vpn-profiles", "**/*.ovpn", "VPN profiles embed client keys and certificates"],
@@ -57,6 +64,29 @@ export const SENSITIVE_PATHS: Array<[id: string, glob: string, note: string]> = 
     "credential-files",
     "**/{.pgpass,.git-credentials,credentials.json,client_secret*.json,service-account*.json,*.tfvars,*.tfvars.json,*.tfstate,*.tfstate.backup,.dev.vars,*.p8,*.ppk,*.kdbx,.docker/config.json,.m2/settings.xml,.gradle/gradle.properties,.vault-token,.htpasswd,.s3cfg,.boto,.my.cnf,.terraformrc,terraform.rc}",
     "files that commonly hold database, cloud, registry or deploy credentials",
+  ],
+  [
+    "package-credentials",
+    // The files package managers and forge CLIs keep their tokens in, and nothing else: a file the
+    // tool needs in order to run stays readable in the box even when it may hold a token too
+    // (`.yarnrc.yml` names the Yarn release to run, `.bundle/config` where Bundler installed the
+    // gems; both are runs-later files, so changing them asks).
+    "**/{auth.json,.cargo/credentials,.cargo/credentials.toml,.gem/credentials,.config/gh/hosts.yml,.config/hub,.config/glab-cli/config.yml,.pub-cache/credentials.json,pub-credentials.json,.config/pypoetry/auth.toml,.terraform.d/credentials.tfrc.json,.dockercfg,.sentryclirc}",
+    "package registry and forge tokens: Composer's auth.json, Cargo, RubyGems, gh, hub, glab, pub, Poetry, Terraform Cloud, Docker, Sentry",
+  ],
+  [
+    "kubeconfig",
+    "**/{kubeconfig,kubeconfig.{yml,yaml,json},*.kubeconfig,*.kubeconfig.{yml,yaml},*[-_]kubeconfig,*[-_]kubeconfig.{yml,yaml},kubeconfig[-_]*.{yml,yaml}}",
+    "Kubernetes client configurations hold cluster tokens and client keys",
+  ],
+  [
+    "secret-files",
+    // Named as secrets: `secrets.yml`, `app-secrets.json`, `secrets.dev.yaml`, `db_secret.toml`,
+    // `.secrets` (act), `.secrets.toml` (Dynaconf), `.streamlit/secrets.toml`; not `secret-scan.yml`
+    // (the word must end the name before its extensions) nor `.secrets.baseline` (detect-secrets'
+    // hashes, which its hook needs).
+    "**/{{,*[._-]}secret{,s}{,.*}.{yml,yaml,json,toml},.secrets,{serviceAccountKey,service_account}*.json}",
+    "files named as secrets, and cloud service-account keys",
   ],
   [
     "secret-copies",

@@ -59,7 +59,10 @@ const DATA_EXTS = "{json,json5,jsonc,yml,yaml,toml}";
  * are picomatch (`dot: true`), matched against canonical workspace-relative paths. Repository
  * internals (`.git/hooks`, `.git/config`, …) are covered by the sensitive-path rules and by the
  * git checks (lib/effects/git-danger.ts, `insideGitDirectory` in decide.ts), so they are not
- * listed here.
+ * listed here; the configuration of other version-control systems (`.hg/hgrc`, `.jj/`, `.sl/`,
+ * Fossil's checkout file) is (`other-vcs`). Subversion is left out: a working copy's `.svn` holds
+ * no setting that runs a program (diff and editor commands, and hooks, are the user's or the
+ * server's), only URLs its next update fetches from.
  *
  * The list is kept by families, grouped by what runs them, and each family names every spelling
  * its tools read (`.yml` and `.yaml`, dot-prefixed, `rc` and `-local` variants, directories): a
@@ -140,11 +143,56 @@ export const RUNS_LATER_PATHS: ReadonlyArray<readonly [id: string, glob: string,
       ".lintstagedrc*", "lint-staged.config.*", // lint-staged
       ".commitlintrc*", "commitlint.config.*", ".czrc", ".cz.json", ".cz.toml", "cz.json", "cog.toml", // commit-message hooks
       ".githooks/**", ".git-hooks/**", ".hooks/**",
+      "captainhook.json", // CaptainHook (PHP): its actions are shell commands
+      "grumphp.yml", "grumphp.yaml", "grumphp.yml.dist", "grumphp.yaml.dist", "grumphp.dist.yml", "grumphp.dist.yaml", // GrumPHP installs hooks; its `shell` tasks run commands
+      "hk.pkl", "hk.local.pkl", ".hk.pkl", ".config/hk.pkl", // hk
+      ".rusty-hook.toml", "rusty-hook.toml", ".cargo-husky/**", // rusty-hook, cargo-husky
     ),
     "git hooks installed by a hook manager run on the next commit",
   ],
+  // Release tools: their configuration names shell commands the person's next release runs.
+  [
+    "release-tools",
+    anyOf(
+      ".versionrc", ".versionrc.*", // standard-version, commit-and-tag-version (`scripts` hooks)
+      ".release-it.*", // release-it (`hooks`): .json, .js, .cjs, .mjs, .ts, .yml, .yaml, .toml
+      ".goreleaser.yml", ".goreleaser.yaml", "goreleaser.yml", "goreleaser.yaml", // GoReleaser (`before.hooks`, builds' hooks)
+      ".bumpversion.cfg", ".bumpversion.toml", // bump-my-version (setup, pre- and post-commit hooks)
+      "cliff.toml", // git-cliff (commit preprocessors with `replace_command`)
+      "knope.toml", // knope (`Command` steps)
+    ),
+    "release tool configuration runs its hooks and commands on the person's next release",
+  ],
+  // Governance: who must review, and what updates or merges by itself.
+  [
+    "governance",
+    anyOf(
+      "CODEOWNERS", // GitHub reads .github/, the root and docs/; GitLab also .gitlab/
+      "renovate.json", "renovate.json5", ".renovaterc", ".renovaterc.json", ".renovaterc.json5", // Renovate: root, .github/ and .gitlab/
+      ".github/dependabot.yml", ".github/dependabot.yaml", // Dependabot (may allow external code execution)
+      ".github/settings.yml", // the Settings app rewrites branch protection from it
+      ".mergify.yml", ".mergify/config.yml", ".github/mergify.yml", // Mergify merges by these rules
+    ),
+    "review and automation rules: who must approve a change, and which updates merge by themselves",
+  ],
   // git itself: filter and diff drivers, submodule URLs and config run or fetch on the next checkout, diff or fetch.
   ["git-files", anyOf(".gitattributes", ".gitmodules", ".gitconfig", ".lfsconfig"), "git attributes, submodules and config files change what git runs and fetches"],
+  // Other version-control systems: each reads its repository's configuration on every command, found
+  // by the directory's name at any depth (`sub/.hg/hgrc` is the repository of whoever runs hg in sub/).
+  // Listed here rather than as secrets: the box must still read them for hg or jj to work there.
+  [
+    "other-vcs",
+    anyOf(
+      ".hg/hgrc", ".hg/hgrc-not-shared", // Mercurial: `[hooks]` run on every command, `[extensions]` load Python from a path
+      ".hg/sharedpath", ".hg/requires", ".hg/store/requires", // …read from the repository these name (share, share-safe)
+      ".hgsub", ".hgsubstate", // Mercurial subrepositories run git, svn or hg against the sources they name
+      ".sl/**", // Sapling: .sl/config like hgrc, and its redirects
+      ".jj/**", // Jujutsu: .jj/repo/config.toml sets the pager, diff editor and `jj fix` commands; .jj/repo/store names its git store
+      "_FOSSIL_", ".fslckout", // Fossil's checkout database names the repository whose settings (hooks, ssh and diff commands) apply
+      ".bzr/branch/branch.conf", ".bzr/branch/location", // Breezy: branch configuration, and a lightweight checkout's redirect
+    ),
+    "other version-control systems' repository configuration runs hooks, extensions and programs on the person's next hg, sl, jj, fossil or brz command",
+  ],
   // Package managers: manifests whose scripts run on install, their settings and plugins.
   // npm, pnpm, Yarn and bun run the scripts of package.json (pnpm also reads package.yaml and package.json5).
   ["package-json", anyOf("package.json", "package.json5", "package.yaml"), "package scripts (install, test, prepare…) run on the next npm install or npm test"],
@@ -159,6 +207,13 @@ export const RUNS_LATER_PATHS: ReadonlyArray<readonly [id: string, glob: string,
       "Pipfile", "requirements*.txt", "requirements/*.txt", "constraints*.txt", "environment.yml", "environment.yaml", "pixi.toml", "hatch.toml", "pdm.toml", ".pdm.toml", // Python
       ".cargo/**", "build.rs", "Cargo.toml", "rust-toolchain", "rust-toolchain.toml", // Rust (a toolchain `path` runs that rustc)
       "go.work", // Go workspaces point every go command at other module directories
+      "go.mod", // `replace` swaps a dependency for another module or a local directory (its init() runs in every go test), `toolchain` picks the Go that runs, `tool` adds programs `go tool` runs
+      "pubspec.yaml", "pubspec_overrides.yaml", // Dart, Flutter (dependency_overrides to a path)
+      "vcpkg.json", "vcpkg-configuration.json", // vcpkg: ports and overlay ports are CMake scripts the build runs
+      "conanfile.py", "conanfile.txt", // Conan: conanfile.py is Python run by conan install
+      "dub.json", "dub.sdl", // D (preBuildCommands)
+      "*.opam", "opam", // OCaml (build and install commands)
+      "packages.config", "paket.dependencies", // NuGet, Paket
       "mix.exs", "rebar.config", "rebar.config.script", // Elixir, Erlang
       "Package.swift", "Podfile", "*.podspec", "Cartfile", "Mintfile", "Fastfile", "fastlane/**", "*.xcodeproj/**", "*.xcworkspace/**", // Swift, CocoaPods, fastlane, Xcode build phases
       "Makefile.PL", "Build.PL", "cpanfile", "dist.ini", // Perl
@@ -176,7 +231,7 @@ export const RUNS_LATER_PATHS: ReadonlyArray<readonly [id: string, glob: string,
       "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lock", "bun.lockb", "deno.lock",
       "composer.lock", "Gemfile.lock", "gems.locked", "Cargo.lock", "poetry.lock", "Pipfile.lock", "pdm.lock", "uv.lock", "pixi.lock", "conda-lock.yml",
       "go.work.sum", "mix.lock", "rebar.lock", "Podfile.lock", "Package.resolved", "Cartfile.resolved", "pubspec.lock", "packages.lock.json", "paket.lock",
-      "gradle.lockfile", "*.lockfile", "flake.lock", ".terraform.lock.hcl", "renv.lock", "cpanfile.snapshot", "Manifest.toml", "stack.yaml.lock", "cabal.project.freeze", "shard.lock",
+      "gradle.lockfile", "*.lockfile", "go.sum", "gradle/*.versions.toml", "gradle/verification-metadata.xml", "gradle/verification-keyring.*", "flake.lock", ".terraform.lock.hcl", "renv.lock", "cpanfile.snapshot", "Manifest.toml", "stack.yaml.lock", "cabal.project.freeze", "shard.lock",
     ),
     "lock files pin what the next install fetches: a changed source or checksum installs, and runs the install scripts of, another package",
   ],
@@ -195,6 +250,18 @@ export const RUNS_LATER_PATHS: ReadonlyArray<readonly [id: string, glob: string,
       "Directory.Build.props", "Directory.Build.targets", "Directory.Build.rsp", "Directory.Packages.props", "Directory.Solution.props", "Directory.Solution.targets",
       "*.csproj", "*.fsproj", "*.vbproj", "*.proj", "*.props", "*.targets", "global.json", "NuGet.config", "nuget.config", "NuGet.Config", ".config/dotnet-tools.json", // MSBuild imports these into every build
       "Earthfile", "Tiltfile", "skaffold.yaml", "docker-bake.hcl", "docker-bake.json",
+      "BSDmakefile", // bmake reads it before Makefile
+      "*.ninja", // ninja: build.ninja and every file it includes run their `command`
+      "SConstruct.py", "SConscript.py", // SCons reads these like SConstruct
+      "dune", "dune-project", "dune-workspace", // dune rules run actions
+      "BUILD.gn", "*.gni", ".gn", // GN
+      "Jamfile", "Jamroot", "*.jam", // Boost.Build
+      "Tupfile", "Tuprules.tup", "*.tup", // tup
+      "pants.toml", ".plzconfig", // Pants, Please
+      ".bazeliskrc", // Bazelisk: which bazel binary (or download URL) every bazel command runs
+      "buf.gen*.yaml", "buf.gen*.yml", // buf generate runs `local:` plugins
+      ".projenrc.*", // projen runs .projenrc.ts/.js/.py/.json on every `npx projen`
+      "build.fsx", "*.cake", "psakefile.ps1", "*.build.ps1", // FAKE, Cake, psake, Invoke-Build
     ),
     "build files are programs the next build runs",
   ],
@@ -205,6 +272,11 @@ export const RUNS_LATER_PATHS: ReadonlyArray<readonly [id: string, glob: string,
       "[Jj][Uu][Ss][Tt][Ff][Ii][Ll][Ee]", ".[Jj][Uu][Ss][Tt][Ff][Ii][Ll][Ee]", "*.just", // just finds its justfile in any letter case
       "[Tt]askfile*.yml", "[Tt]askfile*.yaml", ".mise.toml", "mise.toml", "mise.*.toml", ".mise.*.toml", ".mise/**", "mise/**", ".config/mise.toml", ".config/mise/**", "mise-tasks/**", ".mise-tasks/**", ".rtx.toml", ".tool-versions",
       "Vagrantfile", "flake.nix", "shell.nix", "default.nix", "Brewfile", "Dockerfile", "Dockerfile.*", "*.dockerfile", "Containerfile", "docker-compose*.yml", "docker-compose*.yaml", "compose.yml", "compose.yaml", "compose.*.yml", "compose.*.yaml",
+      "tasks.py", "tasks/__init__.py", "invoke.yaml", "invoke.yml", "invoke.json", "invoke.py", "pavement.py", // invoke (searched upward from the current directory), Paver
+      "Capfile", "config/deploy.rb", "config/deploy/*.rb", "Thorfile", "*.thor", // Capistrano, Thor
+      "Makefile.toml", // cargo-make
+      "devspace.yaml", "devspace.yml", // DevSpace (hooks, pipelines)
+      ".sdkmanrc", // SDKMAN! env picks the Java and tools every shell here runs
       "Rakefile", "rakefile", "Rakefile.rb", "*.rake", "Guardfile", "Gruntfile.*", "gulpfile.*", "Gulpfile.*", "Jakefile", "Jakefile.*", "Cakefile", "Snakefile", "dodo.py", "fabfile.py", "noxfile.py", "moon.yml", ".moon/**",
     ),
     "task runners, containers and environments run what they name",
@@ -220,6 +292,13 @@ export const RUNS_LATER_PATHS: ReadonlyArray<readonly [id: string, glob: string,
       ".Rprofile", "Rprofile.site", ".Renviron", "renv/activate.R", ".perldb", // R, Perl's debugger
       ".gdbinit", "gdbinit", "*-gdb.py", "*-gdb.gdb", ".lldbinit", // gdb, lldb
       ".inputrc",
+      // REPLs that read a start-up file from the current directory
+      ".ghci", // GHCi (`:!` lines run shell commands)
+      ".ocamlinit", // ocaml and utop toplevels
+      ".octaverc", // Octave
+      "startup.m", // MATLAB
+      ".erlang", // erl
+      "config/*.exs", // Elixir: every `mix` run evaluates config/config.exs and what it imports
     ),
     "interpreter and debugger start-up files run as code whenever that interpreter or debugger starts",
   ],
@@ -231,7 +310,9 @@ export const RUNS_LATER_PATHS: ReadonlyArray<readonly [id: string, glob: string,
       ".eslintrc*", ".prettierrc*", ".stylelintrc*", ".babelrc*", ".postcssrc*", ".mocharc*", ".nycrc*", ".c8rc*", ".releaserc*", ".remarkrc*", ".textlintrc*", ".markdownlint-cli2.*", ".oxlintrc.json", ".swcrc",
       "karma.conf.*", "cypress.json", "tsconfig.json", "tsconfig.*.json", "jsconfig.json", "vitest.workspace.*", "nodemon.json",
       ".pylintrc", "pylintrc", ".flake8", "mypy.ini", ".mypy.ini", ".coveragerc", ".sqlfluff", // Python linters load plugins (pylint's init-hook is code)
-      ".rubocop*.yml", ".php-cs-fixer*.php", "phpunit.xml", "phpunit.xml.dist", "phpstan.neon", "phpstan.neon.dist", "rector.php", "psalm.xml", ".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json",
+      ".rubocop*.yml", ".php-cs-fixer*.php", ".php_cs", ".php_cs.dist", "phpstan.dist.neon", "psalm.xml.dist", // php-cs-fixer v2 config is PHP code; PHPStan's `bootstrapFiles`
+      "phpcs.xml", "phpcs.xml.dist", ".phpcs.xml", ".phpcs.xml.dist", "ecs.php", "infection.json", "infection.json5", "infection.json.dist", // PHP_CodeSniffer's `autoload`, ECS, Infection's bootstrap
+      "phpunit.xml", "phpunit.xml.dist", "phpstan.neon", "phpstan.neon.dist", "rector.php", "psalm.xml", ".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json",
       ".storybook/**", "nx.json", "project.json", "turbo.json", "lerna.json", "rush.json",
     ),
     "tool configuration that loads code or plugins when the tool (build, lint, format, test) starts, including an editor's format-on-save",
@@ -245,7 +326,8 @@ export const RUNS_LATER_PATHS: ReadonlyArray<readonly [id: string, glob: string,
     "installed programs and start-up hooks run when a package script or the interpreter starts",
   ],
   // direnv: loads these into the shell on entering the directory.
-  ["envrc", anyOf(".envrc", ".env.rc", ".envrc.local", ".envrc.d/**"), "direnv runs .envrc when anyone enters the directory"],
+  // zsh-autoenv sources .autoenv.zsh on entering and .autoenv_leave.zsh on leaving.
+  ["envrc", anyOf(".envrc", ".env.rc", ".envrc.local", ".envrc.d/**", ".autoenv.zsh", ".autoenv_leave.zsh"), "direnv and zsh-autoenv run these when anyone enters (or leaves) the directory"],
   // Coding agents: the next session reads these instructions and follows them.
   [
     "agent-instructions",
