@@ -15,8 +15,10 @@ export const DELETION_WINDOW_MS = 30 * 60 * 1000;
 
 /** Earlier deletions of the same agent that count against the budget. */
 export interface PriorDeletions {
-  /** Files deleted. */
+  /** Files whose content was destroyed: deleted, replaced by a link, emptied or cut by half. */
   count: number;
+  /** Of `count`, the files not deleted but emptied, replaced by links or cut by half. */
+  emptied?: number;
   /** The calls that deleted them, newest first (at most 5). */
   calls: string[];
 }
@@ -36,7 +38,7 @@ export async function priorDeletions(callId: string, workspaceId: string, now = 
     orderBy: { createdAt: "desc" },
   });
   if (recent.length === 0) return { count: 0, calls: [] };
-  const applied = await db().changeSet.findMany({ where: { callId: { in: recent.map((c) => c.id) }, status: "applied" }, select: { callId: true } });
+  const applied = await db().changeSet.findMany({ where: { callId: { in: recent.map((c) => c.id) }, status: "applied" }, select: { callId: true, summaryJson: true } });
   if (applied.length === 0) return { count: 0, calls: [] };
   const byCall = await db().fileChange.groupBy({
     by: ["callId"],
@@ -44,6 +46,17 @@ export async function priorDeletions(callId: string, workspaceId: string, now = 
     _count: { _all: true },
   });
   const counted = new Map(byCall.map((g) => [g.callId, g._count._all]));
+  // The change set's summary counts every file whose content it destroyed (`destroyed`), deletions
+  // included; a change set staged before that count existed has its deleted rows only.
+  let emptied = 0;
+  for (const set of applied) {
+    const destroyed = Number((JSON.parse(set.summaryJson) as { destroyed?: unknown }).destroyed ?? 0);
+    const deleted = counted.get(set.callId) ?? 0;
+    if (Number.isFinite(destroyed) && destroyed > deleted) {
+      emptied += destroyed - deleted;
+      counted.set(set.callId, destroyed);
+    }
+  }
   const calls = recent.map((c) => c.id).filter((id) => (counted.get(id) ?? 0) > 0);
-  return { count: [...counted.values()].reduce((a, b) => a + b, 0), calls: calls.slice(0, 5) };
+  return { count: [...counted.values()].reduce((a, b) => a + b, 0), emptied, calls: calls.slice(0, 5) };
 }
