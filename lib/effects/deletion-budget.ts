@@ -1,8 +1,9 @@
 import { db } from "@/lib/db";
 
 /**
- * The deletion budget of an agent: how many files its commands deleted in this workspace, without
- * a reviewer, in the last `DELETION_WINDOW_MS`. The large-deletion hold (lib/effects/stage.ts)
+ * The deletion budget of an agent: how many files its commands deleted, or destroyed the content
+ * of (replaced by a link, emptied, cut by half: lib/effects/stage.ts `destroyedHow`), in this
+ * workspace, without a reviewer, in the last `DELETION_WINDOW_MS`. The large-deletion hold (lib/effects/stage.ts)
  * counts these with the change set at hand, so an agent that removes a tree fifty files at a time
  * meets the same hold as one that removes it at once. The budget belongs to the agent's token,
  * not to a session: the session key is the agent's own choice, and a new one per call would
@@ -24,7 +25,7 @@ export interface PriorDeletions {
 }
 
 /**
- * Files deleted by the applied, unreviewed command change sets of the agent that made `callId`,
+ * Files deleted or emptied by the applied, unreviewed command change sets of the agent that made `callId`,
  * in `workspaceId`, since `now - DELETION_WINDOW_MS` (the call itself excluded). A call without an
  * agent (in process, tests) has no budget of its own: nothing earlier counts.
  * @returns the count and the newest calls that contributed (a few ids, for the hold's reason)
