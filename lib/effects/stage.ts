@@ -107,7 +107,8 @@ const HOLD_SENSITIVE = SENSITIVE_PATHS.filter(([id]) => id !== "git-dir" && id !
 
 // Secrets match ignoring letter case, as the policy's ask rules do (lib/policy/rule-match.ts ruleGlobMatches).
 const sensitiveMatcher = picomatch(HOLD_SENSITIVE, GLOB_OPTIONS_NOCASE);
-const runsLaterMatcher = picomatch([...RUNS_LATER_GLOBS], GLOB_OPTIONS);
+// Loaded caches are judged on their own (`isLoadedCache`): held when written, not when removed.
+const runsLaterMatcher = picomatch(RUNS_LATER_PATHS.filter(([id]) => id !== "loaded-caches").map(([, glob]) => glob), GLOB_OPTIONS);
 const installedProgramsMatcher = picomatch(RUNS_LATER_PATHS.filter(([id]) => id === "installed-programs").map(([, glob]) => glob), GLOB_OPTIONS);
 
 /** Whether a path is under a generated directory (node_modules, caches, virtual environments). */
@@ -122,15 +123,12 @@ function inBulkyDir(rel: string): boolean {
  * and bootsnap's compile and load-path caches (Ruby code and `require` resolution served from the
  * cache while the source's mtime matches). A reviewer sees the clean source; the cache runs. These
  * are never "generated output" to apply unseen: a change set that creates or changes one is held.
+ * The globs are the runs-later family "loaded-caches" (lib/policy/presets.ts), so write_file and
+ * edit_file ask before writing one under balanced and autonomous, as for any file that runs later.
  * In the box Python writes no bytecode into the workspace (lib/exec/sandbox.ts `BOX_ENV`), so an
  * ordinary `python3 -c 'import mod'` never trips this; only a deliberate write does.
  */
-export const LOADED_CACHE_GLOBS: readonly string[] = [
-  "**/__pycache__/**",
-  "**/*.{pyc,pyo}",
-  "**/bootsnap/{compile-cache-*,load-path-cache}{,/**}",
-  "**/bootsnap-{compile-cache,load-path-cache}{,/**}",
-];
+export const LOADED_CACHE_GLOBS: readonly string[] = RUNS_LATER_PATHS.filter(([id]) => id === "loaded-caches").map(([, glob]) => glob);
 const loadedCacheMatcher = picomatch([...LOADED_CACHE_GLOBS], GLOB_OPTIONS);
 
 /**
@@ -158,7 +156,7 @@ function holdsByPath(rel: string): boolean {
  * secret and runs-later globs themselves (lib/effects/link-check.ts `probeChildren`: `.bin/x`,
  * `wrapper/x`, `releases/x`, `fish/x`, `workflows/x`, `lib/x/site-packages/x.pth`, …).
  */
-const PROBE_CHILDREN = probeChildren([...HOLD_SENSITIVE, ...RUNS_LATER_GLOBS, ...LOADED_CACHE_GLOBS]);
+const PROBE_CHILDREN = probeChildren([...HOLD_SENSITIVE, ...RUNS_LATER_GLOBS]);
 
 /**
  * Whether a link at `rel` to a directory would give risky names to whatever it points at: `rel`
