@@ -144,6 +144,14 @@ describe("content destroyed without deleting", () => {
     expect(unchanged()).toBe(true);
   }, 120_000);
 
+  it("replaced by directories: each file reads as deleted, and the deletion hold names them", async () => {
+    const data = await run(script(`for n in os.listdir("big"):\n    os.unlink("big/" + n); os.mkdir("big/" + n)`)());
+    expect(data.changes.status).toBe("held");
+    expect(data.changes.hold_reasons).toContain(`deletes ${COUNT} files (more than ${maxDeletions()})`);
+    expect(data.changes.destroyed).toBe(COUNT);
+    expect(unchanged()).toBe(true);
+  }, 120_000);
+
   it("split over two commands of one agent, the budget holds the second", async () => {
     const { agent } = await createAgentToken("truncator");
     const half = Math.floor(COUNT / 2);
