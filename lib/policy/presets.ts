@@ -241,6 +241,7 @@ export const RUNS_LATER_PATHS: ReadonlyArray<readonly [id: string, glob: string,
     "installed-programs",
     anyOf(
       "node_modules/.bin/**", "{.venv,venv,.tox/*,.nox/*,.direnv/*}/bin/**", "{.venv,venv,.tox/*,.nox/*,.direnv/*}/lib/*/site-packages/{*.pth,sitecustomize.py,usercustomize.py}", "vendor/bin/**",
+      "pyvenv.cfg", // any virtual environment's: its `home` chooses the interpreter and the whole standard library its python runs
     ),
     "installed programs and start-up hooks run when a package script or the interpreter starts",
   ],

@@ -108,6 +108,15 @@ describe("bytecode loaded instead of the reviewed source", () => {
     expect(data.changes.hold_reasons.join(" | ")).toMatch(/writes src\/__pycache__\/mod\.cpython-\d+\.pyc/);
   }, 120_000);
 
+  it("a virtual environment's pyvenv.cfg pointed at a planted standard library is held", async () => {
+    fs.mkdirSync(path.join(ws.root, ".venv", "bin"), { recursive: true });
+    fs.writeFileSync(path.join(ws.root, ".venv", "pyvenv.cfg"), "home = /usr/bin\ninclude-system-site-packages = false\n");
+    const data = await run(`python3 -c 'import os; os.makedirs(".venv/lib/pyhome/bin"); open(".venv/pyvenv.cfg", "w").write("home = " + os.getcwd() + "/.venv/lib/pyhome/bin\\n")'`);
+    expect(data.changes.status).toBe("held");
+    expect(data.changes.hold_reasons.join(" | ")).toContain(".venv/pyvenv.cfg");
+    expect(fs.readFileSync(path.join(ws.root, ".venv", "pyvenv.cfg"), "utf8")).toMatch(/^home = \/usr\/bin/);
+  }, 120_000);
+
   it("removing bytecode the person's own runs left applies without a reviewer", async () => {
     fs.mkdirSync(path.join(ws.root, "src", "__pycache__"));
     for (let i = 0; i < maxDeletions() + 5; i++) fs.writeFileSync(path.join(ws.root, "src", "__pycache__", `m${i}.cpython-312.pyc`), `pyc ${i}`);

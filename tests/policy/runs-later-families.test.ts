@@ -536,6 +536,8 @@ const FAMILIES: Record<string, string[]> = {
     "rush.json",
   ],
   "installed-programs": [
+    ".venv/pyvenv.cfg",
+    "envs/py311/pyvenv.cfg",
     "node_modules/.bin/vitest",
     ".venv/bin/python",
     "venv/bin/pip",
