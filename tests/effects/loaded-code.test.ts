@@ -79,6 +79,14 @@ describe("bytecode loaded instead of the reviewed source", () => {
     expect(fs.existsSync(path.join(ws.root, "src", "__pycache__"))).toBe(false);
   }, 120_000);
 
+  it("a unittest run importing test modules and the source applies nothing and leaves no bytecode", async () => {
+    fs.writeFileSync(path.join(ws.root, "src", "test_mod.py"), "import unittest\nimport mod\n\nclass T(unittest.TestCase):\n    def test_one(self):\n        self.assertEqual(1 + 1, 2)\n");
+    const data = await run("cd src && python3 -m unittest -q test_mod");
+    expect(data.exit_code, data.stdout + data.stderr).toBe(0);
+    expect(data.changes).toMatchObject({ status: "applied", total_files: 0 });
+    expect(fs.existsSync(path.join(ws.root, "src", "__pycache__"))).toBe(false);
+  }, 120_000);
+
   it.each([
     ["__pycache__ with a matching header", "src/__pycache__/mod.TAG.pyc"],
     ["an optimised level", "src/__pycache__/mod.TAG.opt-1.pyc"],
