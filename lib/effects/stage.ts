@@ -64,6 +64,12 @@ export interface ChangesSummary {
   total_files: number;
   files: ChangedFile[];
   files_truncated: boolean;
+  /**
+   * Existing files whose content the change set destroys (deleted, replaced by a link or a
+   * directory, emptied, or cut to less than half of their lines), generated files aside: counted
+   * against the large-deletion threshold and the agent's budget (lib/effects/deletion-budget.ts).
+   */
+  destroyed?: number;
   /** Generated files applied without backups (counts and bytes), by top directory. */
   bulky?: { files: number; bytes: number; dirs: string[] };
   /** Paths not applied (special files). */
@@ -101,7 +107,8 @@ const HOLD_SENSITIVE = SENSITIVE_PATHS.filter(([id]) => id !== "git-dir" && id !
 
 // Secrets match ignoring letter case, as the policy's ask rules do (lib/policy/rule-match.ts ruleGlobMatches).
 const sensitiveMatcher = picomatch(HOLD_SENSITIVE, GLOB_OPTIONS_NOCASE);
-const runsLaterMatcher = picomatch([...RUNS_LATER_GLOBS], GLOB_OPTIONS);
+// Loaded caches are judged on their own (`isLoadedCache`): held when written, not when removed.
+const runsLaterMatcher = picomatch(RUNS_LATER_PATHS.filter(([id]) => id !== "loaded-caches").map(([, glob]) => glob), GLOB_OPTIONS);
 const installedProgramsMatcher = picomatch(RUNS_LATER_PATHS.filter(([id]) => id === "installed-programs").map(([, glob]) => glob), GLOB_OPTIONS);
 
 /** Whether a path is under a generated directory (node_modules, caches, virtual environments). */
@@ -110,9 +117,35 @@ function inBulkyDir(rel: string): boolean {
 }
 
 /**
+ * Compiled code an interpreter loads INSTEAD OF the source beside it, when a header or key it can
+ * forge matches: Python's bytecode (`__pycache__/<mod>.<tag>.pyc` is run in place of `<mod>.py`
+ * whenever its recorded source mtime and size match, and a lone `mod.pyc` is imported as `mod`),
+ * and bootsnap's compile and load-path caches (Ruby code and `require` resolution served from the
+ * cache while the source's mtime matches). A reviewer sees the clean source; the cache runs. These
+ * are never "generated output" to apply unseen: a change set that creates or changes one is held.
+ * The globs are the runs-later family "loaded-caches" (lib/policy/presets.ts), so write_file and
+ * edit_file ask before writing one under balanced and autonomous, as for any file that runs later.
+ * In the box Python writes no bytecode into the workspace (lib/exec/sandbox.ts `BOX_ENV`), so an
+ * ordinary `python3 -c 'import mod'` never trips this; only a deliberate write does.
+ */
+export const LOADED_CACHE_GLOBS: readonly string[] = RUNS_LATER_PATHS.filter(([id]) => id === "loaded-caches").map(([, glob]) => glob);
+const loadedCacheMatcher = picomatch([...LOADED_CACHE_GLOBS], GLOB_OPTIONS);
+
+/**
+ * Whether `rel` is a loaded-instead-of-source cache (LOADED_CACHE_GLOBS) beside sources a reviewer
+ * sees: inside another generated tree (`.venv`, `node_modules`, `.tox`), whose sources are applied
+ * unseen anyway, bytecode is as generated as they are.
+ */
+export function isLoadedCache(rel: string): boolean {
+  if (!loadedCacheMatcher(rel)) return false;
+  return !rel.split("/").some((p) => p !== "__pycache__" && BULKY_DIRS.has(p));
+}
+
+/**
  * Whether a change to `rel` holds its change set by its path: a secret, or a file that runs later.
  * Generated directories hold package.json and config files of their own that nothing here runs;
  * installed programs and interpreter start-up hooks in them (`node_modules/.bin`, `.pth`) do run.
+ * (Loaded caches hold only when written, not when deleted: see `stageWith`.)
  */
 function holdsByPath(rel: string): boolean {
   return sensitiveMatcher(rel) || (runsLaterMatcher(rel) && (!inBulkyDir(rel) || installedProgramsMatcher(rel)));
@@ -253,6 +286,9 @@ async function stageWith(input: Parameters<typeof stageEntries>[0], reader: Bene
   // scripts its filters or fsmonitor name) run later like the listed ones.
   const gitNamed = await gitConfigPaths(input.root);
   const holds = (rel: string) => holdsByPath(rel) || gitNamed.why(rel) !== null;
+  // A link's name is judged with the loaded caches too: `__pycache__` → a directory of the
+  // command's choosing gives every file there the name the interpreter loads.
+  const linkHolds = (rel: string) => holds(rel) || isLoadedCache(rel);
   const isBulky = await bulkyMatcher(reader, holds);
   const rows: FileChangeRow[] = [];
   const files: ChangedFile[] = [];
@@ -260,12 +296,14 @@ async function stageWith(input: Parameters<typeof stageEntries>[0], reader: Bene
   let diffChars = 0;
   const counts = { created: 0, modified: 0, deleted: 0, bytes: 0 };
   const bulky = { files: 0, bytes: 0, dirs: new Set<string>() };
-  let deletions = 0;
+  /** Files whose content the change set destroys, by how (see `destroyedHow`). */
+  const destroyed = { deleted: [] as string[], link: [] as string[], emptied: [] as string[], halved: [] as string[] };
   const sensitive = new Set<string>();
   const changedPaths = new Set(input.entries.map((e) => e.path));
   const gitDangers: string[] = [];
   const gitNamedHits: string[] = [];
   const symlinks: string[] = [];
+  const loadedCode: string[] = [];
   const afterTypes = new Map(input.entries.map((e) => [e.path, e.after?.type ?? null]));
   // The repository shape is judged on the workspace as the change set leaves it: a directory with
   // HEAD, objects and refs is a git directory there, whichever change set made each part.
@@ -276,10 +314,12 @@ async function stageWith(input: Parameters<typeof stageEntries>[0], reader: Bene
   // The workspace's links, found while the entries are loaded (the walk never follows a link).
   const scanned = scanLinks(input.root);
   // The file-system and backup work of each entry runs in parallel; the summary is assembled in order.
-  const loaded: Array<{ row: FileChangeRow; diff: { diff: string; additions: number; deletions: number } | null }> = new Array(input.entries.length);
+  const loaded: Array<{ row: FileChangeRow; diff: { diff: string; additions: number; deletions: number } | null; destroys: keyof typeof destroyed | null }> = new Array(input.entries.length);
   await inPool(input.entries, async (e, seq) => {
     const isDir = (e.after ?? e.before)?.type === "dir";
-    const bulk = isBulky(e.path, isDir, Boolean(e.before));
+    // Compiled code written where an interpreter loads it instead of the source is never bulky:
+    // backed up, listed and held. Removing it (the interpreter recompiles) stays generated work.
+    const bulk = !writesLoadedCache(e) && isBulky(e.path, isDir, Boolean(e.before));
     const row: FileChangeRow = {
       seq,
       path: e.path,
@@ -315,10 +355,10 @@ async function stageWith(input: Parameters<typeof stageEntries>[0], reader: Bene
     // A configuration that sets only inert keys (a fresh `git init`'s) runs nothing: not held for it.
     if (danger && after && (base === "config" || base === "config.worktree") && (await configIsInert(after))) danger = null;
     if (danger) gitDangers[seq] = danger;
-    loaded[seq] = { row, diff: !bulk && (before || after) ? fileDiff(e.path, before, after, e) : null };
+    loaded[seq] = { row, diff: !bulk && (before || after) ? fileDiff(e.path, before, after, e) : null, destroys: bulk ? null : destroyedHow(e, before, after) };
   });
   for (const [seq, e] of input.entries.entries()) {
-    const { row, diff: d } = loaded[seq];
+    const { row, diff: d, destroys } = loaded[seq];
     const bulk = row.bulky;
     const isDir = (e.after ?? e.before)?.type === "dir";
     rows.push(row);
@@ -327,12 +367,13 @@ async function stageWith(input: Parameters<typeof stageEntries>[0], reader: Bene
     else if (e.kind === "deleted") counts.deleted++;
     else if (e.kind === "modified" || e.kind === "mode" || e.kind === "symlink") counts.modified++;
     if (e.after?.type === "file" && e.kind !== "mode") counts.bytes += row.size;
-    if (e.kind === "deleted" && !bulk) deletions++;
+    if (destroys) destroyed[destroys].push(e.path);
     // Generated directories (node_modules, caches) hold package.json files of their own that
     // nothing here runs; a .gitignore'd .envrc or Makefile still runs later, so it still holds.
     const gitWhy = gitNamed.why(e.path);
     if (gitWhy) gitNamedHits.push(gitWhy);
     else if (holdsByPath(e.path)) sensitive.add(e.path);
+    else if (writesLoadedCache(e)) loadedCode.push(e.path);
     // A link gives its name to what it points at: a command that creates or retargets one is held,
     // so a person sees where it points, unless it names a file inside the workspace through plain
     // directories, resolved as the kernel resolves it (lib/effects/link-check.ts). That holds in
@@ -343,7 +384,7 @@ async function stageWith(input: Parameters<typeof stageEntries>[0], reader: Bene
     if (
       e.after?.type === "symlink" &&
       e.after.link !== e.before?.link &&
-      (linkNameHoldsTree(e.path, holds) || !(await linkNamesWorkspaceFile(view, e.path, e.after.link)))
+      (linkNameHoldsTree(e.path, linkHolds) || !(await linkNamesWorkspaceFile(view, e.path, e.after.link)))
     ) {
       symlinks.push(`${e.path} → ${e.after.link ?? "?"}`);
     }
@@ -377,15 +418,18 @@ async function stageWith(input: Parameters<typeof stageEntries>[0], reader: Bene
     if (e.kind === "mode" && e.before && e.after) diffs.push(`diff --git a/${e.path} b/${e.path}\nold mode ${octal(e.before.mode)}\nnew mode ${octal(e.after.mode)}\n`);
     if (files.length < FILES_CAP) files.push(listed);
   }
-  const linked = await judgeLinks(view, await scanned, holds, (rel) => gitDirsAbove(rel, afterView, shapeMemo));
+  const linked = await judgeLinks(view, await scanned, linkHolds, (rel) => gitDirsAbove(rel, afterView, shapeMemo));
   const holdReasons: string[] = [];
   if (input.reviewEffects) holdReasons.push("a policy rule asks a reviewer to approve this command's effect (review_effects)");
-  if (input.holdLargeDeletions !== false && deletions > maxDeletions()) holdReasons.push(`deletes ${deletions} files (more than ${maxDeletions()})`);
-  else if (input.holdLargeDeletions !== false && deletions > 0 && input.priorDeletions) {
+  const destroyedCount = destroyed.deleted.length + destroyed.link.length + destroyed.emptied.length + destroyed.halved.length;
+  if (input.holdLargeDeletions !== false && destroyedCount > maxDeletions()) holdReasons.push(`${describeDestroyed(destroyed)} (more than ${maxDeletions()})`);
+  else if (input.holdLargeDeletions !== false && destroyedCount > 0 && input.priorDeletions) {
     const prior = await input.priorDeletions();
-    if (deletions + prior.count > maxDeletions()) {
+    if (destroyedCount + prior.count > maxDeletions()) {
+      const deletedBefore = prior.count - (prior.emptied ?? 0);
+      const before = [deletedBefore > 0 && `deleted ${deletedBefore} more`, prior.emptied && `destroyed the content of ${prior.emptied} more`].filter(Boolean).join(" and ");
       holdReasons.push(
-        `deletes ${deletions} files, and this agent's commands deleted ${prior.count} more in the last ${DELETION_WINDOW_MS / 60_000} minutes without a reviewer (${prior.calls.join(", ")}${prior.calls.length < 5 ? "" : ", …"}): more than ${maxDeletions()} together`,
+        `${describeDestroyed(destroyed)}, and this agent's commands ${before} in the last ${DELETION_WINDOW_MS / 60_000} minutes without a reviewer (${prior.calls.join(", ")}${prior.calls.length < 5 ? "" : ", …"}): more than ${maxDeletions()} together`,
       );
     }
   }
@@ -400,6 +444,9 @@ async function stageWith(input: Parameters<typeof stageEntries>[0], reader: Bene
   for (const why of gitNamedHits.slice(0, 5)) holdReasons.push(`changes ${why}`);
   if (gitNamedHits.length > 5) holdReasons.push(`and ${gitNamedHits.length - 5} more paths the repository's git configuration runs`);
   if (sensitive.size > 0) holdReasons.push(`changes ${[...sensitive].slice(0, 5).join(", ")}${sensitive.size > 5 ? ` and ${sensitive.size - 5} more` : ""} (sensitive, or runs later with your rights)`);
+  if (loadedCode.length > 0) {
+    holdReasons.push(`writes ${loadedCode.slice(0, 5).join(", ")}${loadedCode.length > 5 ? ` and ${loadedCode.length - 5} more` : ""} (compiled code an interpreter loads instead of the reviewed source: Python bytecode, bootsnap caches)`);
+  }
   if (symlinks.length > 0) holdReasons.push(`links ${symlinks.slice(0, 5).join(", ")}${symlinks.length > 5 ? ` and ${symlinks.length - 5} more` : ""} (a link can give a risky name to what it points at)`);
   holdReasons.push(...linked);
   // Git's own state: only read when a path inside a .git directory changed (no git run otherwise).
@@ -421,6 +468,7 @@ async function stageWith(input: Parameters<typeof stageEntries>[0], reader: Bene
     total_files: input.entries.length,
     files,
     files_truncated: input.entries.length - bulkyCount(rows) > files.length,
+    ...(destroyedCount > 0 && { destroyed: destroyedCount }),
     ...(bulky.files > 0 && { bulky: { files: bulky.files, bytes: bulky.bytes, dirs: [...bulky.dirs].slice(0, 20) } }),
     ...(input.skipped && input.skipped.length > 0 && { skipped: input.skipped.slice(0, 50) }),
     ...(holdReasons.length > 0 && { hold_reasons: holdReasons }),
@@ -457,6 +505,52 @@ async function judgeLinks(
     reasons.push(`makes ${list(retyped, (r) => `${r.path} a ${r.to === "dir" ? "directory" : "link"} (was ${r.from === "symlink" ? "a link" : r.from === "dir" ? "a directory" : "a file"}), which the link ${r.link} → ${r.target} resolves through`)} (the link's name then stands for what the command put there)`);
   }
   return reasons;
+}
+
+/**
+ * How a change destroys an existing file's content, or null when it does not: "deleted" (any
+ * deleted entry but a directory), "link" (a file replaced by a link; a file replaced by a
+ * directory reads as deleted), "emptied" (non-empty, now 0 bytes), "halved" (a text file left with
+ * fewer than half of its lines, a binary file with less than half of its bytes).
+ * @param before the file's bytes before (null when not read: not a file, or bulky)
+ * @param after the file's bytes after (null when not a file)
+ */
+export function destroyedHow(e: Pick<ChangeEntry, "kind" | "before" | "after">, before: Buffer | null, after: Buffer | null): "deleted" | "link" | "emptied" | "halved" | null {
+  if (e.kind === "deleted") return "deleted";
+  if (e.before?.type !== "file") return null;
+  if (e.after?.type === "symlink") return "link";
+  if (e.after?.type !== "file" || e.kind === "mode") return null;
+  const was = before?.length ?? e.before.size;
+  const now = after?.length ?? e.after.size;
+  if (was > 0 && now === 0) return "emptied";
+  if (!before || !after) return null;
+  if (profileText(before).binary) return now * 2 < was ? "halved" : null;
+  return lineCount(after) * 2 < lineCount(before) ? "halved" : null;
+}
+
+/** Lines of a text: newlines, plus one for a last line without its newline. */
+function lineCount(bytes: Buffer): number {
+  let n = 0;
+  for (let i = bytes.indexOf(10); i >= 0; i = bytes.indexOf(10, i + 1)) n++;
+  return bytes.length > 0 && bytes[bytes.length - 1] !== 10 ? n + 1 : n;
+}
+
+/**
+ * The hold reason's words for destroyed content: "deletes 60 files" when every one was deleted,
+ * else "destroys 120 files' content: 100 replaced by links, 20 emptied (big/a, big/b, …)".
+ */
+function describeDestroyed(d: Record<"deleted" | "link" | "emptied" | "halved", string[]>): string {
+  const total = d.deleted.length + d.link.length + d.emptied.length + d.halved.length;
+  if (total === d.deleted.length) return `deletes ${total} files`;
+  const how: Array<[string[], string]> = [[d.deleted, "deleted"], [d.link, "replaced by links"], [d.emptied, "emptied"], [d.halved, "cut to less than half"]];
+  const parts = how.filter(([xs]) => xs.length > 0).map(([xs, word]) => `${xs.length} ${word}`);
+  const some = [...d.link, ...d.emptied, ...d.halved].slice(0, 3);
+  return `destroys ${total} files' content: ${parts.join(", ")} (${some.join(", ")}${total > some.length ? ", …" : ""})`;
+}
+
+/** Whether `e` creates or changes a file or link where an interpreter loads it instead of a source. */
+function writesLoadedCache(e: ChangeEntry): boolean {
+  return e.after !== null && e.after.type !== "dir" && isLoadedCache(e.path);
 }
 
 function bulkyCount(rows: FileChangeRow[]): number {

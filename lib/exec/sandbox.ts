@@ -561,6 +561,20 @@ export function maskArgs(scan: Pick<MaskScan, "files" | "dirs">): { args: string
   return { args, dirs };
 }
 
+/**
+ * Variables every boxed command gets, over its environment: Python writes no bytecode into the
+ * workspace (`PYTHONDONTWRITEBYTECODE`), and reads and writes its bytecode only under a directory
+ * of the box's private /tmp (`PYTHONPYCACHEPREFIX`, so a `__pycache__` in the workspace is never
+ * loaded in the box either), and bootsnap keeps its Ruby caches there too. Bytecode and caches
+ * that an interpreter loads instead of the source are held when a change set writes them
+ * (lib/effects/stage.ts `LOADED_CACHE_GLOBS`); with these, ordinary runs write none.
+ */
+export const BOX_ENV: Readonly<Record<string, string>> = {
+  PYTHONDONTWRITEBYTECODE: "1",
+  PYTHONPYCACHEPREFIX: "/tmp/.agent-reach-pycache",
+  BOOTSNAP_CACHE_DIR: "/tmp/.agent-reach-bootsnap",
+};
+
 /** Starts the secret scan early (server start), so the first command does not wait for it. */
 export function warmSandbox(): void {
   const status = sandboxStatus();
@@ -654,6 +668,7 @@ export async function prepareBox(spec: SandboxSpec): Promise<BoxPlan> {
   // The workspace's secrets, last: a mask must not be covered by a later bind of a directory above it.
   args.push(...secrets.args);
   for (const dir of remountRo) args.push("--remount-ro", dir);
+  for (const [name, value] of Object.entries(BOX_ENV)) args.push("--setenv", name, value);
   args.push("--chdir", spec.cwd, "--");
   // On the real workspace, what the command may have planted is checked when it ends; on the
   // overlay, the change set shows it (and holds it for a reviewer: lib/effects/git-danger.ts).

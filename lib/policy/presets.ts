@@ -322,8 +322,17 @@ export const RUNS_LATER_PATHS: ReadonlyArray<readonly [id: string, glob: string,
     "installed-programs",
     anyOf(
       "node_modules/.bin/**", "{.venv,venv,.tox/*,.nox/*,.direnv/*}/bin/**", "{.venv,venv,.tox/*,.nox/*,.direnv/*}/lib/*/site-packages/{*.pth,sitecustomize.py,usercustomize.py}", "vendor/bin/**",
+      "pyvenv.cfg", // any virtual environment's: its `home` chooses the interpreter and the whole standard library its python runs
     ),
     "installed programs and start-up hooks run when a package script or the interpreter starts",
+  ],
+  // Compiled code an interpreter loads instead of the source beside it, when a header or key the
+  // writer can forge matches (the reviewed source reads clean; the cache runs): Python bytecode
+  // (`__pycache__/<mod>.<tag>.pyc`, a lone `mod.pyc` imported as `mod`), bootsnap's Ruby caches.
+  [
+    "loaded-caches",
+    anyOf("__pycache__/**", "*.pyc", "*.pyo", "bootsnap/compile-cache-*/**", "bootsnap/load-path-cache", "bootsnap-compile-cache/**", "bootsnap-load-path-cache"),
+    "compiled code an interpreter loads instead of the reviewed source (Python bytecode, bootsnap caches) runs at the next import or start",
   ],
   // direnv: loads these into the shell on entering the directory.
   // zsh-autoenv sources .autoenv.zsh on entering and .autoenv_leave.zsh on leaving.

@@ -35,6 +35,7 @@ export const ChangesOutput = z.looseObject({
   total_files: z.number().int().describe("Changed paths in total; files lists at most 200."),
   files: z.array(z.looseObject({ path: z.string(), kind: z.string() })),
   files_truncated: z.boolean(),
+  destroyed: z.number().int().optional().describe("Existing files whose content the change set destroys (deleted, replaced by a link, emptied, or cut below half of their lines); many of them hold it for a reviewer, like many deletions."),
   hold_reasons: z.array(z.string()).optional(),
   call_id: z.string().optional(),
 });
