@@ -122,3 +122,36 @@ describe("write_file and edit_file judge a file under every name a workspace lin
     expect(fs.readFileSync(ws("INDEX.md"), "utf8")).toBe("# guide, longer\n");
   });
 });
+
+describe("a link whose target climbs after a name is held when made (it is judged once)", () => {
+  it.each([
+    ["w/node_modules/a/b/c/d/e/L", "D/../../../../../../../../root/rt7-secret.txt"],
+    ["w/node_modules/a/b/c/d/e/L", "D/./../../../../../../../../root/rt7-secret.txt"],
+    ["w/node_modules/a/b/c/d/e/L", "D//../../../../../../../../root/rt7-secret.txt"],
+    ["w/node_modules/.cache/tool/L", "../../../../root/../root/rt7-secret.txt"],
+    ["lib/L", "D/../../root/rt7-secret.txt"],
+  ])("%s → %s", async (name, target) => {
+    const setup = await run(`mkdir -p root ${path.posix.dirname(name)}/D && echo decoy > root/rt7-secret.txt`);
+    expect(setup.status, JSON.stringify(setup.hold_reasons)).toBe("applied");
+    // Lexically the target names the decoy file inside the workspace, through plain directories.
+    expect(path.posix.normalize(path.posix.join(path.posix.dirname(name), target))).toBe("root/rt7-secret.txt");
+    const made = await run(`ln -s '${target}' ${name}`);
+    expect(made.status, JSON.stringify(made)).toBe("held");
+    expect(made.hold_reasons.join(" ")).toContain(`links ${name} → ${target}`);
+    await decide(made, "reject");
+    expect(fs.existsSync(ws(name))).toBe(false);
+  });
+
+  it("the first of the three steps that turned a node_modules link into a link to the host is held", async () => {
+    const one = await run("mkdir -p root2 w2/node_modules/q/b/c/d/e/D && echo decoy > root2/s.txt && echo tfile > t2 && ln -s D/../../../../../../../../root2/s.txt w2/node_modules/q/b/c/d/e/L");
+    expect(one.status).toBe("held");
+    await decide(one, "reject");
+    expect(fs.existsSync(ws("w2/node_modules/q/b/c/d/e/L"))).toBe(false);
+  });
+
+  it("links that climb only at the start apply at once, in node_modules too", async () => {
+    const r = await run("mkdir -p w3/node_modules/vt/bin pkgs/a && echo x > w3/node_modules/vt/bin/vt.mjs && echo y > keep2.txt && ln -s ../../keep2.txt pkgs/a/keep && ln -s ./keep2.txt keep3 && ln -s ../../../../keep2.txt w3/node_modules/vt/bin/k");
+    expect(r.status, JSON.stringify(r.hold_reasons)).toBe("applied");
+    expect(fs.readFileSync(ws("w3/node_modules/vt/bin/k"), "utf8")).toBe("y\n");
+  });
+});
