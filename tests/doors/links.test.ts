@@ -155,3 +155,19 @@ describe("a link whose target climbs after a name is held when made (it is judge
     expect(fs.readFileSync(ws("w3/node_modules/vt/bin/k"), "utf8")).toBe("y\n");
   });
 });
+
+describe("a link the gateway applied inside node_modules is judged again when its target is retyped", () => {
+  it.each([
+    ["w4/node_modules/pk/L", "../../../tf4", "tf4", "rm tf4 && mkdir tf4 && echo k > tf4/keep", "a directory"],
+    ["w5/node_modules/.pnpm/a@1/node_modules/a/L", "../../../../../../tf5", "tf5", "rm tf5 && echo o > o5 && ln -s o5 tf5", "a link"],
+  ])("%s → %s", async (name, target, file, retype, to) => {
+    const made = await run(`mkdir -p ${path.posix.dirname(name)} && echo t > ${file} && ln -s ${target} ${name}`);
+    expect(made.status, JSON.stringify(made.hold_reasons)).toBe("applied");
+    expect(fs.readFileSync(ws(name), "utf8")).toBe("t\n");
+    const swap = await run(retype);
+    expect(swap.status, JSON.stringify(swap)).toBe("held");
+    expect(swap.hold_reasons.join(" ")).toContain(`makes ${file} ${to} (was a file), which the link ${name} → ${target}`);
+    await decide(swap, "reject");
+    expect(fs.readFileSync(ws(file), "utf8")).toBe("t\n");
+  });
+});
