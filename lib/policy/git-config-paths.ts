@@ -216,8 +216,9 @@ function namedBy(workspaceRoot: string, entry: ConfigEntry, file: string): Array
       if (p) out.push({ ...p, why, include: null });
       continue;
     }
-    // A program found by a bare name comes from PATH, not the workspace.
-    if (program) continue;
+    // A program found by a bare name comes from PATH, not the workspace; colours and log formats
+    // (`color.diff.meta = yellow bold`, `pretty.x = %h %s`) are words git reads, not programs.
+    if (program || DISPLAY_KEY.test(key)) continue;
     // A bare word after the program names a file through the program's own lookup, whether or
     // not it exists now: `sh pagerx` reads ./pagerx, `python3 -m mod` ./mod.py or ./mod/__init__.py,
     // `perl -MFoo::Bar` ./Foo/Bar.pm, `ruby -rx` ./x.rb, `node x` ./x.js or ./x/index.js — from the
@@ -232,6 +233,9 @@ function namedBy(workspaceRoot: string, entry: ConfigEntry, file: string): Array
   }
   return out;
 }
+
+/** Keys whose values git reads as display settings, never as a program's arguments. */
+const DISPLAY_KEY = /^(color|pretty)\./;
 
 /** Programs that load a bare module name from node_modules. */
 const NODE_PROGRAMS = new Set(["node", "nodejs", "bun", "deno", "tsx", "ts-node"]);

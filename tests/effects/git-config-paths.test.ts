@@ -135,6 +135,8 @@ describe("a bare name a program looks up is protected whether or not the file ex
     ["core.pager", "less -FRX", ["FRX", "RX", "less", "src/less"]],
     ["core.fsmonitor", "python3 -m rt7mon", ["src/rt7mon.py", "python3", "rt7monitor.py", "m"]],
     ["alias.lg", "!git log --oneline -- src/", ["src/index.ts", "log"]],
+    ["color.diff.meta", "yellow bold", ["bold", "bold.txt", "yellow"]],
+    ["pretty.short2", "%h %s lib", ["lib", "lib/index.ts"]],
   ])("%s = %s leaves ordinary paths alone", async (key, value, rels) => {
     setKey(key, value);
     const paths = await gitConfigPaths(ws.root);
