@@ -10,6 +10,7 @@ import { moveChangeSet, writeChangeSet } from "@/lib/effects/journal";
 import { readChangeSet } from "@/lib/effects/read-change-set";
 import { withChangeSetLock } from "@/lib/effects/change-set-lock";
 import { priorDeletions } from "@/lib/effects/deletion-budget";
+import { appliedLinks } from "@/lib/effects/applied-links";
 import { stageEntries, type ChangesSummary } from "@/lib/effects/stage";
 import { PRESETS } from "@/lib/policy/presets";
 import type { ToolContext } from "@/lib/tools/define-tool";
@@ -105,6 +106,8 @@ export async function runWithEffects(
         holdLargeDeletions: PRESETS[ctx.preset ?? "strict"].checks.holdLargeDeletions,
         // …counting what the same agent's commands deleted just before without a reviewer.
         priorDeletions: () => priorDeletions(ctx.callId, ctx.workspace.id),
+        // Links it applied earlier, where the walk for links does not look (inside node_modules).
+        appliedLinks: () => appliedLinks(ctx.workspace.id, root),
         // git's index and refs are reviewed when the change set touches a .git directory.
         upper: cap.upper,
         // Under strict only read-only commands run without asking: their changes beyond git's stat

@@ -63,16 +63,41 @@ async function typeAt(view: AfterView, rel: string): Promise<{ type: ViewType; l
 }
 
 /**
+ * Whether a relative link target climbs only at its start: every `..` comes before the first
+ * plain name (`../../pkg/bin.js`, `docs/README.md`, `./x`; not `D/../../x`, `a/b/..`). Package
+ * managers and people write such targets. It matters because a link is judged once, when it is
+ * made, while what its path passes through can change later: a `..` after a name climbs from
+ * wherever that name leads then (a directory now, a link some later command makes), so
+ * `D/../../../root/x` can leave the workspace once `D` is a link, even where that later change is
+ * never judged against this link (links inside `node_modules` are not walked). A `..` at the
+ * start climbs the link's own parent directories, which stay where they are while the link
+ * exists, and each plain name after them resolves inside the workspace whatever it becomes (a
+ * new link to anything but a workspace file is held), so such a link stays inside. `.` and empty
+ * components climb nothing and are allowed. An absolute or empty target is not relative: false.
+ */
+export function climbsOnlyAtStart(link: string): boolean {
+  if (link === "" || link.startsWith("/")) return false;
+  let named = false;
+  for (const c of link.split("/")) {
+    if (c === "" || c === ".") continue;
+    if (c !== "..") named = true;
+    else if (named) return false;
+  }
+  return true;
+}
+
+/**
  * Whether a symlink at `rel` with target `link` names a regular file inside the workspace by a
  * chain of plain directories, in the view: a relative target whose every component before the
  * last is a directory (never a link, of the change set or of the workspace), whose `..` never
  * climbs above the workspace root, and whose last component is a regular file. Anything else
- * (an absolute target, a link met on the way, a directory, a missing path, a special file) is not.
+ * (an absolute target, a `..` after a name (`climbsOnlyAtStart`), a link met on the way, a directory, a
+ * missing path, a special file) is not.
  * The link's own parent directories are directories of the view (the change set holds it there),
  * so a `..` that climbs through them is what the kernel does too.
  */
 export async function linkNamesWorkspaceFile(view: AfterView, rel: string, link: string | null | undefined): Promise<boolean> {
-  if (!link || link.startsWith("/") || link.endsWith("/")) return false;
+  if (!link || link.endsWith("/") || !climbsOnlyAtStart(link)) return false;
   const stack = rel.split("/").slice(0, -1);
   const parts = link.split("/");
   for (let i = 0; i < parts.length; i++) {

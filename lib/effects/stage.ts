@@ -6,7 +6,7 @@ import { capDiff, diffFileBytes, diffTexts } from "@/lib/diff/unified";
 import { inPool, type ContentSource } from "@/lib/effects/apply";
 import { DELETION_WINDOW_MS, type PriorDeletions } from "@/lib/effects/deletion-budget";
 import { completedShapeDangers, configIsInert, gitDanger } from "@/lib/effects/git-danger";
-import { afterView as linkAfterView, LINK_SCAN_MAX_ENTRIES, linkNamesWorkspaceFile, linkViews, probeChildren, scanLinks } from "@/lib/effects/link-check";
+import { afterView as linkAfterView, LINK_SCAN_MAX_ENTRIES, linkNamesWorkspaceFile, linkViews, probeChildren, scanLinks, type WorkspaceLink } from "@/lib/effects/link-check";
 import { reviewGitState } from "@/lib/effects/git-state";
 import type { FileChangeRow } from "@/lib/effects/journal";
 import type { ChangeEntry, ChangeKind } from "@/lib/effects/read-change-set";
@@ -257,6 +257,12 @@ export async function stageEntries(input: {
    * git's stat cache (an index rewrite with the same entries) holds the change set.
    */
   readOnlyCommand?: boolean;
+  /**
+   * The links the gateway applied earlier that are still links (lib/effects/applied-links.ts):
+   * judged with the walk's, so a link inside `node_modules`, which the walk does not enter, is
+   * judged again when a path it resolves through changes type.
+   */
+  appliedLinks?: () => Promise<WorkspaceLink[]>;
 }): Promise<Staged> {
   const reader = new BeneathReader(input.root);
   const saved: string[] = [];
@@ -418,7 +424,7 @@ async function stageWith(input: Parameters<typeof stageEntries>[0], reader: Bene
     if (e.kind === "mode" && e.before && e.after) diffs.push(`diff --git a/${e.path} b/${e.path}\nold mode ${octal(e.before.mode)}\nnew mode ${octal(e.after.mode)}\n`);
     if (files.length < FILES_CAP) files.push(listed);
   }
-  const linked = await judgeLinks(view, await scanned, linkHolds, (rel) => gitDirsAbove(rel, afterView, shapeMemo));
+  const linked = await judgeLinks(view, withLinks(await scanned, input.appliedLinks ? await input.appliedLinks() : []), linkHolds, (rel) => gitDirsAbove(rel, afterView, shapeMemo));
   const holdReasons: string[] = [];
   if (input.reviewEffects) holdReasons.push("a policy rule asks a reviewer to approve this command's effect (review_effects)");
   const destroyedCount = destroyed.deleted.length + destroyed.link.length + destroyed.emptied.length + destroyed.halved.length;
@@ -551,6 +557,13 @@ function describeDestroyed(d: Record<"deleted" | "link" | "emptied" | "halved", 
 /** Whether `e` creates or changes a file or link where an interpreter loads it instead of a source. */
 function writesLoadedCache(e: ChangeEntry): boolean {
   return e.after !== null && e.after.type !== "dir" && isLoadedCache(e.path);
+}
+
+/** The walk's links with `more` added (a path the walk found keeps the walk's entry). */
+function withLinks(scanned: Awaited<ReturnType<typeof scanLinks>>, more: readonly WorkspaceLink[]): Awaited<ReturnType<typeof scanLinks>> {
+  if (more.length === 0) return scanned;
+  const found = new Set(scanned.links.map((l) => l.path));
+  return { ...scanned, links: [...scanned.links, ...more.filter((l) => !found.has(l.path))] };
 }
 
 function bulkyCount(rows: FileChangeRow[]): number {

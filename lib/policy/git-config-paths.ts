@@ -22,8 +22,12 @@ import { isInside } from "@/lib/workspace/fence";
  *   included files themselves, `core.attributesFile` (it names filter drivers);
  * - any other key's value is read as a command line (`core.fsmonitor`, `core.sshCommand`,
  *   `core.pager`, `filter.*.clean`, `diff.*.textconv`, `gpg.program`, `!` aliases, …): each word
- *   that names a file is protected — a word with a `/`, and after the program name a word that
- *   looks like a file name (`x.sh`) or is a file at the workspace root. The arguments of a `git`
+ *   that names a file is protected — a word with a `/` (below every directory), and after the
+ *   program name every bare word, existing or not, as the program would look it up from the top
+ *   of the worktree: `word`, `word.*` and `word/**` (`sh pagerx`, `python3 -m mod` → `mod.py`,
+ *   `mod/__init__.py`), the first part of a module name the same way (`perl -MFoo::Bar` →
+ *   `Foo/Bar.pm`, `python3 -m pkg.sub`), a module flag's joined value (`-mmod`, `-rx`,
+ *   `--require=x`), and for node-like programs `node_modules/word/**`. The arguments of a `git`
  *   in such a line (`!git log -- src/`) are git's, not programs, and are left out.
  * A plain relative path is protected below every directory (a glob starting with `**`): git runs
  * hooks and programs from the top of the worktree, or from the directory it was started in.
@@ -174,7 +178,7 @@ function workspacePath(workspaceRoot: string, value: string, base: string): { re
 }
 
 /** The paths one entry names, each with its reason. */
-function namedBy(workspaceRoot: string, entry: ConfigEntry, file: string): Array<{ rel: string; anywhere: boolean; why: string; include: string | null }> {
+function namedBy(workspaceRoot: string, entry: ConfigEntry, file: string): Array<{ rel: string; anywhere: boolean; why: string; include: string | null; stem?: boolean }> {
   const key = entry.key.toLowerCase();
   if (entry.value === null || inertConfigKey(key)) return [];
   const where = `${key} in ${displayFile(workspaceRoot, file)}`;
@@ -195,23 +199,60 @@ function namedBy(workspaceRoot: string, entry: ConfigEntry, file: string): Array
   }
   const value = key.startsWith("alias.") ? (entry.value.startsWith("!") ? entry.value.slice(1) : null) : entry.value;
   if (value === null || /^(true|false|yes|no|on|off|1|0|)$/i.test(value.trim())) return [];
-  const out: Array<{ rel: string; anywhere: boolean; why: string; include: null }> = [];
+  const out: Array<{ rel: string; anywhere: boolean; why: string; include: null; stem?: boolean }> = [];
+  const why = `is a program or script that ${where} runs when anyone runs git`;
   let gitArgs = false;
-  for (const { word, program } of commandWords(value)) {
+  let node = false;
+  for (const { word: raw, program } of commandWords(value)) {
     // The arguments of a git command (`!git log -- src/`) are not programs: the alias runs git.
-    if (program) gitArgs = word === "git";
-    else if (gitArgs) continue;
-    if (word.startsWith("-") || word.includes("$") || word.includes("://") || /^[A-Za-z_][A-Za-z0-9_]*=/.test(word)) continue;
-    const fileLike = word.includes("/") || (!program && (/\.[A-Za-z0-9]{1,8}$/.test(word) || isFile(path.join(/*turbopackIgnore: true*/ workspaceRoot, word))));
-    if (!fileLike) continue;
-    const p = workspacePath(workspaceRoot, word, workspaceRoot);
-    if (p) out.push({ ...p, why: `is a program or script that ${where} runs when anyone runs git`, include: null });
+    if (program) {
+      gitArgs = raw === "git";
+      node = NODE_PROGRAMS.has(path.posix.basename(raw));
+    } else if (gitArgs) continue;
+    const word = program ? raw : moduleFlagValue(raw);
+    if (word === null || word.includes("$") || word.includes("://") || /^[A-Za-z_][A-Za-z0-9_]*=/.test(word)) continue;
+    if (word.includes("/")) {
+      const p = workspacePath(workspaceRoot, word, workspaceRoot);
+      if (p) out.push({ ...p, why, include: null });
+      continue;
+    }
+    // A program found by a bare name comes from PATH, not the workspace; colours and log formats
+    // (`color.diff.meta = yellow bold`, `pretty.x = %h %s`) are words git reads, not programs.
+    if (program || DISPLAY_KEY.test(key)) continue;
+    // A bare word after the program names a file through the program's own lookup, whether or
+    // not it exists now: `sh pagerx` reads ./pagerx, `python3 -m mod` ./mod.py or ./mod/__init__.py,
+    // `perl -MFoo::Bar` ./Foo/Bar.pm, `ruby -rx` ./x.rb, `node x` ./x.js or ./x/index.js — from the
+    // top of the worktree, where git runs programs. So the word, the word with any extension and
+    // all below the word are protected, and the same for the first part of a module name.
+    for (const name of new Set([word, word.split(/::|\./)[0]])) {
+      if (name === "" || name === "." || name === ".." || name.includes("\0")) continue;
+      out.push({ rel: name, anywhere: false, why, include: null, stem: true });
+      // Node's bare `node -r x`, `node --import x` load ./node_modules/x.
+      if (node) out.push({ rel: `node_modules/${name}`, anywhere: false, why, include: null });
+    }
   }
   return out;
 }
 
-function isFile(p: string): boolean {
-  return fs.statSync(/*turbopackIgnore: true*/ p, { throwIfNoEntry: false })?.isFile() === true;
+/** Keys whose values git reads as display settings, never as a program's arguments. */
+const DISPLAY_KEY = /^(color|pretty)\./;
+
+/** Programs that load a bare module name from node_modules. */
+const NODE_PROGRAMS = new Set(["node", "nodejs", "bun", "deno", "tsx", "ts-node"]);
+
+/**
+ * The word a command-line argument names as a file or module, or null for an option that names
+ * none: a plain word is itself; an interpreter's module or include flag with its value joined
+ * (`-mmod`, `-MFoo::Bar`, `-rx`, `-I./lib`, `--require=x`, `--import=x`, `--loader=x`) is its
+ * value; any other option (`-R`, `--dark`, `-F`) is null. A module flag's value in the next word
+ * is a plain word.
+ */
+function moduleFlagValue(word: string): string | null {
+  if (!word.startsWith("-")) return word;
+  const joined = /^-[mMrI](.+)$/.exec(word);
+  if (joined) return joined[1].startsWith("=") ? joined[1].slice(1) || null : joined[1];
+  const long = /^--(?:require|import|loader|experimental-loader|module|include)=(.+)$/.exec(word);
+  return long ? long[1] : null;
 }
 
 function displayFile(workspaceRoot: string, file: string): string {
@@ -227,6 +268,7 @@ function literal(rel: string): string {
 async function build(workspaceRoot: string): Promise<Cached> {
   const files: Cached["files"] = [];
   const globs: Array<{ glob: string; why: string }> = [];
+  const prefixed = new Set<number>();
   const queue = startFiles(workspaceRoot).map((file) => ({ file, depth: 0 }));
   const seen = new Set<string>();
   while (queue.length > 0 && files.length < MAX_FILES) {
@@ -243,13 +285,17 @@ async function build(workspaceRoot: string): Promise<Cached> {
         if (n.rel === "") continue;
         const rel = literal(n.rel);
         globs.push({ glob: n.anywhere ? `**/${rel}` : rel, why: `${n.rel} ${n.why}` }, { glob: n.anywhere ? `**/${rel}/**` : `${rel}/**`, why: `below ${n.rel}, which ${n.why}` });
+        prefixed.add(globs.length - 1);
+        // A bare name: the same name with any extension (`mod.py`, `x.js`) is what the program loads.
+        if (n.stem) prefixed.add(globs.push({ glob: `${rel}.*`, why: `named ${n.rel} with an extension, which ${n.why}` }) - 1);
       }
     }
   }
-  const matchers = globs.map((g) => ({ test: picomatch(g.glob, GLOB_OPTIONS), why: g.why }));
+  // A glob of a tree or of extensions says "<rel> is below …"; a glob of one path names it already.
+  const matchers = globs.map((g, i) => ({ test: picomatch(g.glob, GLOB_OPTIONS), why: g.why, prefix: prefixed.has(i) }));
   const why = (rel: string) => {
     const hit = matchers.find((m) => m.test(rel));
-    return hit ? (hit.why.startsWith("below ") ? `${rel} is ${hit.why}` : hit.why) : null;
+    return hit ? (hit.prefix ? `${rel} is ${hit.why}` : hit.why) : null;
   };
   return { files, result: { globs, why } };
 }

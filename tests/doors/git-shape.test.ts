@@ -95,3 +95,39 @@ describe("paths the person's git configuration runs", () => {
     fs.rmSync(ws("shared.gitconfig"));
   });
 });
+
+describe("a file the person's git config loads by a bare name, created after the config was read", () => {
+  it.each([
+    ["core.pager", "sh pagerx", "printf 'touch /tmp/gs-pager\\ncat\\n' > pagerx", "pagerx"],
+    ["core.fsmonitor", "python3 -m rt7mon", "printf 'import os\\n' > rt7mon.py", "rt7mon.py"],
+    ["core.fsmonitor", "python3 -m rt7pkg.cli", "mkdir -p rt7pkg && printf 'import os\\n' > rt7pkg/__init__.py", "rt7pkg/__init__.py"],
+    ["gpg.program", "perl -MRt7::Gpg -e 1", "mkdir -p Rt7 && echo 1 > Rt7/Gpg.pm", "Rt7/Gpg.pm"],
+    ["diff.x.textconv", "node conv", "mkdir -p conv && echo 1 > conv/index.js", "conv/index.js"],
+  ])("%s = %s: a command creating it is held", async (key, value, command, created) => {
+    // The configuration is read first, while the file does not exist.
+    execFileSync("git", ["config", key, value], { cwd: server.workspace });
+    try {
+      const w = await server.call("write_file", { path: "notes.txt", content: `before ${key}\n` }, WAIT0);
+      expect(w.status, JSON.stringify(w.body)).toBe(200);
+      const before = treeHash(server.workspace);
+      const r = await run(command);
+      expect(r.data.changes.status, JSON.stringify(r.data.changes)).toBe("held");
+      expect(r.data.changes.hold_reasons.join("\n")).toMatch(new RegExp(`${created.replace(/[.]/g, "\\.")} is .*${key.toLowerCase().replace(/[.]/g, "\\.")}`));
+      expect(treeHash(server.workspace)).toBe(before);
+      await reject(r.call_id);
+      expect(fs.existsSync(ws(created))).toBe(false);
+    } finally {
+      execFileSync("git", ["config", "--unset", key], { cwd: server.workspace });
+    }
+  }, 120_000);
+
+  it("ordinary work beside it applies", async () => {
+    execFileSync("git", ["config", "core.pager", "sh pagerx"], { cwd: server.workspace });
+    try {
+      const r = await run("mkdir -p src && echo 'export const p = 1;' > src/pagerx.ts && echo x > pagerx-notes.md");
+      expect(r.data.changes.status, JSON.stringify(r.data.changes.hold_reasons)).toBe("applied");
+    } finally {
+      execFileSync("git", ["config", "--unset", "core.pager"], { cwd: server.workspace });
+    }
+  }, 120_000);
+});

@@ -122,3 +122,52 @@ describe("write_file and edit_file judge a file under every name a workspace lin
     expect(fs.readFileSync(ws("INDEX.md"), "utf8")).toBe("# guide, longer\n");
   });
 });
+
+describe("a link whose target climbs after a name is held when made (it is judged once)", () => {
+  it.each([
+    ["w/node_modules/a/b/c/d/e/L", "D/../../../../../../../../root/rt7-secret.txt"],
+    ["w/node_modules/a/b/c/d/e/L", "D/./../../../../../../../../root/rt7-secret.txt"],
+    ["w/node_modules/a/b/c/d/e/L", "D//../../../../../../../../root/rt7-secret.txt"],
+    ["w/node_modules/.cache/tool/L", "../../../../root/../root/rt7-secret.txt"],
+    ["lib/L", "D/../../root/rt7-secret.txt"],
+  ])("%s → %s", async (name, target) => {
+    const setup = await run(`mkdir -p root ${path.posix.dirname(name)}/D && echo decoy > root/rt7-secret.txt`);
+    expect(setup.status, JSON.stringify(setup.hold_reasons)).toBe("applied");
+    // Lexically the target names the decoy file inside the workspace, through plain directories.
+    expect(path.posix.normalize(path.posix.join(path.posix.dirname(name), target))).toBe("root/rt7-secret.txt");
+    const made = await run(`ln -s '${target}' ${name}`);
+    expect(made.status, JSON.stringify(made)).toBe("held");
+    expect(made.hold_reasons.join(" ")).toContain(`links ${name} → ${target}`);
+    await decide(made, "reject");
+    expect(fs.existsSync(ws(name))).toBe(false);
+  });
+
+  it("the first of the three steps that turned a node_modules link into a link to the host is held", async () => {
+    const one = await run("mkdir -p root2 w2/node_modules/q/b/c/d/e/D && echo decoy > root2/s.txt && echo tfile > t2 && ln -s D/../../../../../../../../root2/s.txt w2/node_modules/q/b/c/d/e/L");
+    expect(one.status).toBe("held");
+    await decide(one, "reject");
+    expect(fs.existsSync(ws("w2/node_modules/q/b/c/d/e/L"))).toBe(false);
+  });
+
+  it("links that climb only at the start apply at once, in node_modules too", async () => {
+    const r = await run("mkdir -p w3/node_modules/vt/bin pkgs/a && echo x > w3/node_modules/vt/bin/vt.mjs && echo y > keep2.txt && ln -s ../../keep2.txt pkgs/a/keep && ln -s ./keep2.txt keep3 && ln -s ../../../../keep2.txt w3/node_modules/vt/bin/k");
+    expect(r.status, JSON.stringify(r.hold_reasons)).toBe("applied");
+    expect(fs.readFileSync(ws("w3/node_modules/vt/bin/k"), "utf8")).toBe("y\n");
+  });
+});
+
+describe("a link the gateway applied inside node_modules is judged again when its target is retyped", () => {
+  it.each([
+    ["w4/node_modules/pk/L", "../../../tf4", "tf4", "rm tf4 && mkdir tf4 && echo k > tf4/keep", "a directory"],
+    ["w5/node_modules/.pnpm/a@1/node_modules/a/L", "../../../../../../tf5", "tf5", "rm tf5 && echo o > o5 && ln -s o5 tf5", "a link"],
+  ])("%s → %s", async (name, target, file, retype, to) => {
+    const made = await run(`mkdir -p ${path.posix.dirname(name)} && echo t > ${file} && ln -s ${target} ${name}`);
+    expect(made.status, JSON.stringify(made.hold_reasons)).toBe("applied");
+    expect(fs.readFileSync(ws(name), "utf8")).toBe("t\n");
+    const swap = await run(retype);
+    expect(swap.status, JSON.stringify(swap)).toBe("held");
+    expect(swap.hold_reasons.join(" ")).toContain(`makes ${file} ${to} (was a file), which the link ${name} → ${target}`);
+    await decide(swap, "reject");
+    expect(fs.readFileSync(ws(file), "utf8")).toBe("t\n");
+  });
+});

@@ -105,6 +105,54 @@ describe("the paths the person's git configuration names", () => {
   });
 });
 
+describe("a bare name a program looks up is protected whether or not the file exists yet", () => {
+  beforeEach(() => {
+    emptyWorkspace(ws);
+    git("init", "-q", "-b", "main");
+  });
+
+  // Each value is set as core.fsmonitor (or the key given); none of the named files exists.
+  it.each([
+    ["core.fsmonitor", "python3 -m rt7mon", ["rt7mon.py", "rt7mon/__init__.py", "rt7mon/__main__.py", "rt7mon"]],
+    ["core.fsmonitor", "python3 -mrt7mon", ["rt7mon.py", "rt7mon/__init__.py"]],
+    ["core.fsmonitor", "python3 -m pkg.sub --flag", ["pkg/__init__.py", "pkg/sub.py", "pkg.py"]],
+    ["core.pager", "sh pagerx", ["pagerx", "pagerx.sh"]],
+    ["core.pager", "bash -e pagerx | less -R", ["pagerx"]],
+    ["core.sshCommand", "perl -MRT7::Mon -e 1", ["RT7/Mon.pm", "RT7.pm"]],
+    ["gpg.program", "ruby -rrt7 -e 1", ["rt7.rb", "rt7/x.rb"]],
+    ["gpg.program", "ruby -r rt7lib", ["rt7lib.rb"]],
+    ["diff.x.textconv", "node conv", ["conv.js", "conv.mjs", "conv.cjs", "conv/index.js", "conv"]],
+    ["diff.x.textconv", "node -r hook --import=other x.js", ["hook.js", "node_modules/hook/index.js", "node_modules/other/package.json", "other.mjs", "x.js"]],
+    ["filter.f.clean", "perl -I inc -Mstrict filt", ["inc/Foo.pm", "strict.pm", "filt", "filt.pl"]],
+    ["alias.mon", "!python3 -m tool.cli && sh after", ["tool/cli.py", "tool.py", "after"]],
+  ])("%s = %s protects its files", async (key, value, rels) => {
+    setKey(key, value);
+    const paths = await gitConfigPaths(ws.root);
+    for (const rel of rels) expect(paths.why(rel), rel).toMatch(/is a program or script that .* runs when anyone runs git/);
+  });
+
+  it.each([
+    ["core.pager", "less -FRX", ["FRX", "RX", "less", "src/less"]],
+    ["core.fsmonitor", "python3 -m rt7mon", ["src/rt7mon.py", "python3", "rt7monitor.py", "m"]],
+    ["alias.lg", "!git log --oneline -- src/", ["src/index.ts", "log"]],
+    ["color.diff.meta", "yellow bold", ["bold", "bold.txt", "yellow"]],
+    ["pretty.short2", "%h %s lib", ["lib", "lib/index.ts"]],
+  ])("%s = %s leaves ordinary paths alone", async (key, value, rels) => {
+    setKey(key, value);
+    const paths = await gitConfigPaths(ws.root);
+    for (const rel of rels) expect(paths.why(rel), rel).toBeNull();
+  });
+
+  it("a command that creates the module later is held", async () => {
+    setKey("core.fsmonitor", "python3 -m rt7mon");
+    const before = treeHash(ws.root);
+    await expect(runBoxed(ws, `printf 'import os\\n' > rt7mon.py`)).rejects.toThrow(/left "running"/);
+    expect(treeHash(ws.root)).toBe(before);
+    const set = await db().changeSet.findFirst({ where: { status: "held" }, orderBy: { createdAt: "desc" } });
+    expect((JSON.parse(set!.summaryJson).hold_reasons as string[]).join("\n")).toMatch(/rt7mon\.py .*core\.fsmonitor/);
+  });
+});
+
 describe("write_file and edit_file ask for them under the relaxed presets", () => {
   beforeAll(personsRepository);
   const input = (tool: string, p: string, preset: PresetName) => ({ tool, risk: "write" as const, paths: [p], workspaceRoot: ws.root, preset });

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyRows } from "@/lib/effects/apply";
-import { afterView, expandBraces, forgetLinkScans, LINK_SCAN_REUSE_MS, linkNamesOf, linkNamesWorkspaceFile, linkViews, probeChildren, resolveLink, scanLinks } from "@/lib/effects/link-check";
+import { afterView, expandBraces, climbsOnlyAtStart, forgetLinkScans, LINK_SCAN_REUSE_MS, linkNamesOf, linkNamesWorkspaceFile, linkViews, probeChildren, resolveLink, scanLinks } from "@/lib/effects/link-check";
 import type { ChangeEntry, EntryState } from "@/lib/effects/read-change-set";
 import { linkNameHoldsTree } from "@/lib/effects/stage";
 
@@ -53,6 +53,8 @@ describe("a new link applies only when it names a regular file through plain dir
     ["a file beside it", "README2", "docs/README.md", [], true],
     ["a file one level up", "d/up", "../keep.txt", [entry("d", null, dir)], true],
     ["a file spelled with ./ and //", "x", "./docs//README.md", [], true],
+    ["a file by a `..` after a plain directory (lexically inside, but judged once)", "a/b/x", "c/../../../keep.txt", [], false],
+    ["a file by a `..` after a directory in node_modules", "node_modules/a/b/c/d/e/L", "D/../../../../../../../keep.txt", [entry("node_modules/a/b/c/d/e/D", null, dir)], false],
     ["a file the change set creates", "x", "new.txt", [entry("new.txt", null, file)], true],
     ["a file climbing out and back in", "a/b/x", "../../keep.txt", [], true],
     ["`..` after a workspace link (lexically a/root/secret, physically outside)", "a/b/c/d/t", "s/../../../../root/secret", [], false],
@@ -80,6 +82,43 @@ describe("a new link applies only when it names a regular file through plain dir
     ["an empty target", "x", "", [], false],
   ])("%s", async (_what, rel, target, entries, expected) => {
     expect(await linkNamesWorkspaceFile(afterView(root, entries), rel, target)).toBe(expected);
+  });
+});
+
+describe("a link target that climbs only at its start: `..`s first, then names", () => {
+  it.each([
+    ["keep.txt", true],
+    ["docs/README.md", true],
+    ["../keep.txt", true],
+    ["../../../vitest/vitest.mjs", true],
+    ["../.pnpm/vitest@3.0.0/node_modules/vitest/vitest.mjs", true],
+    ["..foo/x", true],
+    ["x..", true],
+    ["./x", true],
+    ["x//y/./z", true],
+    ["./../x", true],
+    ["..", true],
+    ["", false],
+    ["/etc/hosts", false],
+    ["/", false],
+    ["D/../x", false],
+    ["D/../../../../root/x", false],
+    ["D/./../x", false],
+    ["D//../x", false],
+    ["../a/../b", false],
+    ["a/b/..", false],
+    ["a/..", false],
+  ])("%j → %s", (target, expected) => {
+    expect(climbsOnlyAtStart(target)).toBe(expected);
+  });
+
+  it("the three-step retype through node_modules: the first link is held when made", async () => {
+    // The target climbs through a directory that a later change set could make a link (inside
+    // node_modules, where links are not walked): judged once, it must not depend on it.
+    const view = afterView(root, [entry("node_modules/a/b/c/d/e/D", null, dir), entry("root", null, dir), entry("root/rt7-secret.txt", null, file)]);
+    expect(await linkNamesWorkspaceFile(view, "node_modules/a/b/c/d/e/L", "D/../../../../../../../root/rt7-secret.txt")).toBe(false);
+    // The same file climbing only at the start applies: nothing it passes through can take it outside later.
+    expect(await linkNamesWorkspaceFile(view, "node_modules/a/b/c/d/e/L", "../../../../../../root/rt7-secret.txt")).toBe(true);
   });
 });
 
