@@ -40,21 +40,60 @@ export function sourceFingerprint(root = process.cwd()): string {
  * @returns true when it built. @throws Error when the build fails.
  */
 export async function buildIfNeeded(root = process.cwd()): Promise<boolean> {
-  const lock = path.join(root, ".next-build.lock");
-  for (;;) {
-    try {
-      fs.mkdirSync(lock);
-      break;
-    } catch {
-      const age = Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
-      if (age > 600_000) fs.rmSync(lock, { recursive: true, force: true }); // a crashed builder's lock
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
+  const release = await takeBuildLock(path.join(root, ".next-build.lock"));
   try {
     return await buildUnlocked(root);
   } finally {
-    fs.rmSync(lock, { recursive: true, force: true });
+    release();
+  }
+}
+
+/**
+ * Takes the build lock (a directory holding the builder's pid), waiting while a live process
+ * holds it. A lock whose process is gone (a build stopped by Ctrl-C or a crash) is removed at
+ * once, as is one without a pid after 5 s or any lock after 10 minutes.
+ * @returns a function that releases the lock
+ */
+export async function takeBuildLock(lock: string): Promise<() => void> {
+  let said = false;
+  for (;;) {
+    try {
+      fs.mkdirSync(lock);
+      fs.writeFileSync(path.join(lock, "pid"), String(process.pid));
+      return () => fs.rmSync(lock, { recursive: true, force: true });
+    } catch {
+      const owner = lockOwner(lock);
+      const age = Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if ((owner !== null && !processAlive(owner)) || (owner === null && age > 5_000) || age > 600_000) {
+        fs.rmSync(lock, { recursive: true, force: true });
+        continue;
+      }
+      if (!said && owner !== null) {
+        console.log(`[agent-reach] waiting for another build of the app (pid ${owner}) to finish…`);
+        said = true;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
+/** The pid written into a build lock, or null (not written yet, or unreadable). */
+function lockOwner(lock: string): number | null {
+  try {
+    const pid = Number(fs.readFileSync(path.join(lock, "pid"), "utf8"));
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a process with this pid exists (signal 0; EPERM means it exists under another user). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

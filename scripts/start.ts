@@ -12,7 +12,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { getConfig } from "@/lib/config";
-import { bootstrap } from "@/lib/runtime/bootstrap";
+import { bootstrap, checkStoreOutsideWorkspace } from "@/lib/runtime/bootstrap";
 import { assertNoLiveServer } from "@/lib/runtime/instance-lock";
 import { buildIfNeeded, NEXT_BIN } from "@/scripts/build-if-needed";
 
@@ -24,9 +24,12 @@ async function main(): Promise<void> {
   assertNoLiveServer(config.dataDir, config.hostId, config.databaseUrl);
   // …and before any credential is made: a port another program holds fails here, in one line.
   await assertPortFree(config.host, config.port);
+  checkStoreOutsideWorkspace(config);
+  // The build first (minutes, the first time): a start stopped during it has made no credential
+  // yet, so the next start still makes and shows them.
+  if (!dev) await buildIfNeeded();
   const boot = await bootstrap();
   if (boot.migrations.length > 0) console.log(`[agent-reach] applied migrations: ${boot.migrations.join(", ")}`);
-  if (!dev) await buildIfNeeded();
 
   // Production: scripts/serve.ts (Next.js for the dashboard, the agent doors served directly).
   // Development: `next dev`, everything through Next.js (hot reload).

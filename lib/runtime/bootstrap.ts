@@ -1,9 +1,10 @@
 import fs from "node:fs";
 import path from "node:path";
-import { getConfig } from "@/lib/config";
+import { getConfig, type Config } from "@/lib/config";
 import { migrate } from "@/lib/db/migrate";
 import { checkPresetCredentials, ensureAgentToken, ensureReviewer } from "@/lib/auth/tokens";
 import { seedDefaultRules } from "@/lib/policy/rule-store";
+import { isInside } from "@/lib/workspace/fence";
 import { currentWorkspace } from "@/lib/workspace/register-workspace";
 import { ensureHead } from "@/lib/audit/writer";
 
@@ -33,6 +34,7 @@ export interface BootstrapResult {
 export async function bootstrap(env: NodeJS.ProcessEnv = process.env): Promise<BootstrapResult> {
   checkPresetCredentials(env);
   const config = getConfig();
+  checkStoreOutsideWorkspace(config);
   const migrations = await migrate(config.databaseUrl);
   const workspaceCreated = !fs.existsSync(config.workspaceRoot);
   const workspace = await currentWorkspace();
@@ -43,6 +45,43 @@ export async function bootstrap(env: NodeJS.ProcessEnv = process.env): Promise<B
   // A log written before the chain had a signed head gets one now (its current end).
   if (await ensureHead()) console.log("[agent-reach] audit log: signed head initialised at the current end of the chain");
   return { migrations, workspaceRoot: workspace.root, workspaceCreated, agentToken, reviewerPassword, rulesSeeded };
+}
+
+/**
+ * Refuses a data directory or SQLite file inside the workspace: the agent's tools and commands
+ * change the workspace, so they could change the audit log, the backups and the audit key under
+ * the gateway. (A workspace inside the data directory is fine: the agent reaches only its own
+ * subtree.) Compared by real paths of the nearest
+ * existing ancestors, so a link or a folder not made yet cannot hide it.
+ * @throws Error with an operator-facing message naming both paths and the setting to change
+ */
+export function checkStoreOutsideWorkspace(config: Pick<Config, "dataDir" | "workspaceRoot" | "databaseUrl">): void {
+  const real = (p: string): string => {
+    let cur = path.resolve(p);
+    const tail: string[] = [];
+    for (;;) {
+      try {
+        return path.join(fs.realpathSync(cur), ...tail);
+      } catch {
+        const parent = path.dirname(cur);
+        if (parent === cur) return path.resolve(p);
+        tail.unshift(path.basename(cur));
+        cur = parent;
+      }
+    }
+  };
+  const workspace = real(config.workspaceRoot);
+  const stores: Array<[string, string]> = [["data directory", real(config.dataDir)]];
+  if (config.databaseUrl.startsWith("file:")) stores.push(["SQLite database", real(config.databaseUrl.slice(5))]);
+  for (const [what, where] of stores) {
+    if (isInside(workspace, where)) {
+      throw new Error(
+        `Refusing to start: the ${what} ${where} is inside the workspace ${workspace}. The agent changes files in the workspace, ` +
+          `so it could change the audit log, the backups and the keys there. Put the data outside the workspace (AGENT_REACH_DATA_DIR, DATABASE_URL) ` +
+          `or point AGENT_REACH_WORKSPACE elsewhere.`,
+      );
+    }
+  }
 }
 
 /** The sample file a new workspace starts with, so the first calls a new user tries have something to read. */
