@@ -23,8 +23,9 @@ deny rules are refused, and \`network: true\` on run_command and fetch_url wait.
 - **balanced** (the default): writes and edits apply at once, except files that run later or
   change how things run (CI workflows, .husky and other git hooks, Makefile, package.json,
   .envrc, editor task files, shell rc files), git internals, and large deletions or rewrites
-  (most of a big file), which wait. run_command runs in the sandbox at once; it waits only to
-  leave the box (network, paths outside the workspace, no sandbox available).
+  (most of a big file), which wait. run_command runs in the sandbox at once; it waits to leave the
+  box (network, paths outside the workspace, no sandbox available) or when a word it needs to
+  judge is known only when it runs (\`cat $f\` in a loop: prefer literal paths, or a script file).
 - **autonomous**: like balanced, but large rewrites apply at once too; only leaving the box,
   secrets, git internals and files that run later wait.
 A call that waits is not an error in your work: it answers \`approval_pending\` (below). A command

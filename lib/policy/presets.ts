@@ -482,7 +482,7 @@ export const PRESETS: Readonly<Record<PresetName, PresetSpec>> = {
   balanced: {
     name: "balanced",
     summary:
-      "Reads, writes and edits inside the workspace apply at once (backed up, revertible); files that run later, large deletions and secrets ask; commands run in the sandbox and ask only to leave it.",
+      "Reads, writes and edits inside the workspace apply at once (backed up, revertible); files that run later, large deletions and secrets ask; commands run in the sandbox and ask to leave it, or when what they touch is known only when they run.",
     replaces: REPLACED,
     rules: relaxedRules("balanced"),
     checks: { boxedWritesApply: true, boxedWalksIntoGit: true, largeChange: true, holdLargeDeletions: true, gitDirectories: true },
