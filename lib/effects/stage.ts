@@ -454,6 +454,12 @@ async function stageWith(input: Parameters<typeof stageEntries>[0], reader: Bene
     holdReasons.push(`writes ${loadedCode.slice(0, 5).join(", ")}${loadedCode.length > 5 ? ` and ${loadedCode.length - 5} more` : ""} (compiled code an interpreter loads instead of the reviewed source: Python bytecode, bootsnap caches)`);
   }
   if (symlinks.length > 0) holdReasons.push(`links ${symlinks.slice(0, 5).join(", ")}${symlinks.length > 5 ? ` and ${symlinks.length - 5} more` : ""} (a link can give a risky name to what it points at)`);
+  const opened = worldWritable(input.entries);
+  if (opened.length > 0) {
+    holdReasons.push(
+      `makes ${opened.slice(0, 5).map((e) => `${e.path || "."} (${octal4(e.after!.mode)})`).join(", ")}${opened.length > 5 ? ` and ${opened.length - 5} more` : ""} writable by every user of this machine (another local user could then change what you run, .git/config included)`,
+    );
+  }
   holdReasons.push(...linked);
   // Git's own state: only read when a path inside a .git directory changed (no git run otherwise).
   const git = input.upper ? await reviewGitState({ root: input.root, upper: input.upper, entries: input.entries, holdsByPath: holds }) : null;
@@ -564,6 +570,24 @@ function withLinks(scanned: Awaited<ReturnType<typeof scanLinks>>, more: readonl
   if (more.length === 0) return scanned;
   const found = new Set(scanned.links.map((l) => l.path));
   return { ...scanned, links: [...scanned.links, ...more.filter((l) => !found.has(l.path))] };
+}
+
+/**
+ * The entries a change set makes writable by others (the "other" write bit, 0o002) where they were
+ * not: a new file or directory created so, or a mode change that adds it. Any local user could then
+ * rewrite them (a world-writable `.git` lets anyone plant a config the person's git runs). Group
+ * write is left alone: a umask of 002 gives it to every file a user makes under user-private groups.
+ */
+export function worldWritable(entries: readonly ChangeEntry[]): ChangeEntry[] {
+  return entries.filter((e) => {
+    if (!e.after || e.after.type === "symlink" || (e.after.mode & 0o002) === 0) return false;
+    return !(e.before && e.before.type === e.after.type && (e.before.mode & 0o002) !== 0);
+  });
+}
+
+/** A permission mode as four octal digits ("0777"). */
+function octal4(mode: number): string {
+  return (mode & 0o7777).toString(8).padStart(4, "0");
 }
 
 function bulkyCount(rows: FileChangeRow[]): number {
