@@ -79,7 +79,7 @@ describe("run_command's apply against a name swapped mid-apply", () => {
   ] as const)("%s: the host file keeps 0600", async (_what, point) => {
     fs.writeFileSync(at("big.bin"), Buffer.alloc(1 << 16, 1));
     fs.chmodSync(at("big.bin"), 0o644);
-    const out = await runRacing("chmod 777 big.bin", point, () => {
+    const out = await runRacing("chmod 750 big.bin", point, () => {
       fs.unlinkSync(at("big.bin"));
       fs.symlinkSync(hostFile, at("big.bin"));
     });
@@ -94,7 +94,7 @@ describe("run_command's apply against a name swapped mid-apply", () => {
     fs.mkdirSync(at("d"));
     fs.chmodSync(at("d"), 0o755);
     fs.writeFileSync(at("d/x"), "x\n");
-    const out = await runRacing("chmod 777 d", "dir", () => {
+    const out = await runRacing("chmod 750 d", "dir", () => {
       fs.rmSync(at("d"), { recursive: true });
       fs.symlinkSync(hostDir, at("d"));
     });

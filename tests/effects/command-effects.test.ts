@@ -175,13 +175,14 @@ describe("what a boxed command cannot carry out of the box", () => {
 
   it("setuid and setgid bits are never applied: files and directories land without them", async () => {
     put("existing.sh", "#!/bin/sh\n", 0o755);
-    const r = await boxed("cp /bin/true made && chmod 4755 made && chmod 6755 existing.sh && mkdir shared && chmod 2777 shared && mkdir sticky && chmod 1777 sticky");
+    // (Modes without the "other" write bit: a path writable by every user holds its change set.)
+    const r = await boxed("cp /bin/true made && chmod 4755 made && chmod 6755 existing.sh && mkdir shared && chmod 2775 shared && mkdir sticky && chmod 1775 sticky");
     expect(r.result.exit_code, r.result.stderr).toBe(0);
     expect(r.changes?.status).toBe("applied");
     expect(modeOf("made")).toBe(0o755);
     expect(modeOf("existing.sh")).toBe(0o755);
-    expect(modeOf("shared")).toBe(0o777);
-    expect(modeOf("sticky")).toBe(0o1777); // the sticky bit runs nothing
+    expect(modeOf("shared")).toBe(0o775);
+    expect(modeOf("sticky")).toBe(0o1775); // the sticky bit runs nothing
   });
 
   it.each([
