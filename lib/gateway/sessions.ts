@@ -25,7 +25,8 @@ function cache(): Map<string, Cached> {
 /**
  * The audit Session a call belongs to: the agent's own session key (`X-Agent-Session` header,
  * MCP session id, hook session id) when given, else one session per agent token per server start.
- * A key another token opened first gets this token's own session (`<key>@<agent id>`). The id is
+ * A key another token (or, for a reviewer's call, any token) opened first gets this caller's own
+ * session (`<key>@<agent id>`, `<key>@reviewer`); the dashboard's keys are apart (`dash:`). The id is
  * cached per (workspace, agent, key) for 30 s, so a busy agent costs one upsert per 30 s
  * instead of one per call.
  * @returns the Session id (created on first use, `lastCallAt` refreshed).
@@ -36,9 +37,10 @@ export async function resolveSession(input: {
   door: string;
   sessionKey: string | null;
 }): Promise<string> {
-  const externalId = input.sessionKey
-    ? `${input.door === "mcp" ? "mcp" : "key"}:${input.sessionKey.slice(0, 200)}`
-    : `auto:${input.agentId ?? "anonymous"}:${START_ID}`;
+  // The dashboard's own sessions (a reviewer's restores and rewinds) have a namespace of their
+  // own: an agent's X-Agent-Session, whatever it says, never names one of them.
+  const namespace = input.door === "mcp" ? "mcp" : input.door === "dashboard" ? "dash" : "key";
+  const externalId = input.sessionKey ? `${namespace}:${input.sessionKey.slice(0, 200)}` : `auto:${input.agentId ?? "anonymous"}:${START_ID}`;
   const key = `${input.workspaceId}\0${input.agentId ?? ""}\0${externalId}`;
   const hit = cache().get(key);
   if (hit && Date.now() - hit.at < CACHE_MS) return hit.id;
@@ -54,7 +56,7 @@ export async function resolveSession(input: {
   // A session belongs to the token that opened it: another token naming the same key gets a
   // session of its own, so it neither joins that session's timeline nor inherits the "don't ask
   // again" grants a reviewer scoped to it.
-  if (input.agentId && session.agentId !== input.agentId) session = await upsert(`${externalId}@${input.agentId}`);
+  if (session.agentId !== input.agentId) session = await upsert(`${externalId}@${input.agentId ?? "reviewer"}`);
   if (cache().size > 10_000) cache().clear();
   cache().set(key, { id: session.id, at: Date.now() });
   return session.id;

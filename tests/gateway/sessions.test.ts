@@ -29,4 +29,21 @@ describe("sessions by key", () => {
     expect(rows.find((r) => r.id === first)).toMatchObject({ agentId: a.id, externalId: "key:shared-name" });
     expect(rows.find((r) => r.id === other)).toMatchObject({ agentId: b.id, externalId: `key:shared-name@${b.id}` });
   });
+
+  it("an agent cannot take the dashboard's session of a reviewer, by any key it sends", async () => {
+    const agent = (await createAgentToken("squatter")).agent;
+    const squatted = await Promise.all(["dashboard:admin", "dash:dashboard:admin", "key:dashboard:admin"].map((sessionKey) => resolveSession({ workspaceId, agentId: agent.id, door: "http", sessionKey })));
+    const dashboard = await resolveSession({ workspaceId, agentId: null, door: "dashboard", sessionKey: "dashboard:admin" });
+    expect(squatted).not.toContain(dashboard);
+    const row = await db().session.findUniqueOrThrow({ where: { id: dashboard }, select: { agentId: true, externalId: true } });
+    expect(row).toEqual({ agentId: null, externalId: "dash:dashboard:admin" });
+  });
+
+  it("a reviewer's call naming a session an agent opened gets a session of its own", async () => {
+    const agent = (await createAgentToken("opener")).agent;
+    const agents = await resolveSession({ workspaceId, agentId: agent.id, door: "http", sessionKey: "opened-by-agent" });
+    const reviewers = await resolveSession({ workspaceId, agentId: null, door: "http", sessionKey: "opened-by-agent" });
+    expect(reviewers).not.toBe(agents);
+    expect((await db().session.findUniqueOrThrow({ where: { id: reviewers } })).externalId).toBe("key:opened-by-agent@reviewer");
+  });
 });
