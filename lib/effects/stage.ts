@@ -457,7 +457,7 @@ async function stageWith(input: Parameters<typeof stageEntries>[0], reader: Bene
   const opened = worldWritable(input.entries);
   if (opened.length > 0) {
     holdReasons.push(
-      `makes ${opened.slice(0, 5).map((e) => `${e.path || "."} (${octal4(e.after!.mode)})`).join(", ")}${opened.length > 5 ? ` and ${opened.length - 5} more` : ""} writable by every user of this machine (another local user could then change what you run, .git/config included)`,
+      `makes ${opened.slice(0, 5).map((e) => `${e.path || "."} (${octal4(e.after!.mode)})`).join(", ")}${opened.length > 5 ? ` and ${opened.length - 5} more` : ""} writable by other users of this machine (another local user could then change what you run, .git/config included)`,
     );
   }
   holdReasons.push(...linked);
@@ -573,15 +573,18 @@ function withLinks(scanned: Awaited<ReturnType<typeof scanLinks>>, more: readonl
 }
 
 /**
- * The entries a change set makes writable by others (the "other" write bit, 0o002) where they were
- * not: a new file or directory created so, or a mode change that adds it. Any local user could then
- * rewrite them (a world-writable `.git` lets anyone plant a config the person's git runs). Group
- * write is left alone: a umask of 002 gives it to every file a user makes under user-private groups.
+ * The entries a change set opens to other users' writes: an existing file or directory that gains
+ * the group or the "other" write bit, or a new one created writable by others (0o002). Another
+ * local user could then rewrite them (a world- or group-writable `.git` lets them plant a config
+ * the person's git runs). A new path's group write is left alone: a umask of 002 gives it to every
+ * file a user makes under user-private groups.
  */
 export function worldWritable(entries: readonly ChangeEntry[]): ChangeEntry[] {
   return entries.filter((e) => {
-    if (!e.after || e.after.type === "symlink" || (e.after.mode & 0o002) === 0) return false;
-    return !(e.before && e.before.type === e.after.type && (e.before.mode & 0o002) !== 0);
+    if (!e.after || e.after.type === "symlink") return false;
+    const existed = e.before !== null && e.before.type === e.after.type;
+    if (!existed) return (e.after.mode & 0o002) !== 0;
+    return (e.after.mode & ~e.before!.mode & 0o022) !== 0;
   });
 }
 

@@ -46,15 +46,19 @@ describe("modes that let every local user write", () => {
     ["mkdir pub && chmod 777 pub", "pub (0777)"],
     ["umask 000 && echo hi > open.txt", "open.txt (0666)"],
     ["mkdir -p t && chmod 1777 t", "t (1777)"],
+    // Group write added to a path that exists (round 8, J1): any member of its group could rewrite it.
+    [`python3 -c "import os; os.chmod('.g'+'it', 0o775)"`, ".git (0775)"],
+    ["chmod 775 src", "src (0775)"],
+    ["chmod g+w src/a.js", "src/a.js (0664)"],
   ])("%s is held", async (command, named) => {
     const changes = await run(command);
     expect(changes.status).toBe("held");
     expect(changes.hold_reasons.join(" ")).toContain(`makes ${named}`);
-    expect(changes.hold_reasons.join(" ")).toContain("writable by every user of this machine");
+    expect(changes.hold_reasons.join(" ")).toContain("writable by other users of this machine");
     expect(fs.statSync(path.join(ws.root, ".git")).mode & 0o777).toBe(0o755);
   }, 60_000);
 
-  it.each(["chmod 775 src && chmod 664 src/a.js", "umask 002 && echo hi > group.txt", "chmod 700 src", "echo more >> src/a.js"])("%s applies (group write, or no write for others)", async (command) => {
+  it.each(["umask 002 && echo hi > group.txt", "umask 002 && mkdir newdir", "chmod 700 src", "chmod 644 src/a.js", "echo more >> src/a.js"])("%s applies (a new path's group write, or no write added for others)", async (command) => {
     const changes = await run(command);
     expect(changes.status, JSON.stringify(changes.hold_reasons)).toBe("applied");
   }, 60_000);
