@@ -390,7 +390,7 @@ async function stageWith(input: Parameters<typeof stageEntries>[0], reader: Bene
     if (
       e.after?.type === "symlink" &&
       e.after.link !== e.before?.link &&
-      (linkNameHoldsTree(e.path, linkHolds) || !(await linkNamesWorkspaceFile(view, e.path, e.after.link)))
+      (linkNameHoldsTree(e.path, linkHolds) || !(await linkNamesWorkspaceFile(view, e.path, e.after.link)) || linkTargetHolds(e.path, e.after.link, linkHolds))
     ) {
       symlinks.push(`${e.path} → ${e.after.link ?? "?"}`);
     }
@@ -586,6 +586,19 @@ export function worldWritable(entries: readonly ChangeEntry[]): ChangeEntry[] {
     if (!existed) return (e.after.mode & 0o002) !== 0;
     return (e.after.mode & ~e.before!.mode & 0o022) !== 0;
   });
+}
+
+/**
+ * Whether a link at `rel` names a file that holds a change set itself (a secret, a file that runs
+ * later): a new name for `.env` is as sensitive as `.env` (a reader outside the box, or one that
+ * follows a name, would read the secret under an innocent name). `link` is judged in its normal
+ * form, which is where it leads once `linkNamesWorkspaceFile` accepted it (plain directories, no
+ * `..` after a name).
+ */
+function linkTargetHolds(rel: string, link: string | null | undefined, holds: (rel: string) => boolean): boolean {
+  if (!link || path.posix.isAbsolute(link)) return false;
+  const target = path.posix.normalize(path.posix.join(path.posix.dirname(rel), link));
+  return target !== ".." && !target.startsWith("../") && holds(target);
 }
 
 /** A permission mode as four octal digits ("0777"). */

@@ -328,11 +328,14 @@ export const RUNS_LATER_PATHS: ReadonlyArray<readonly [id: string, glob: string,
   ],
   // Compiled code an interpreter loads instead of the source beside it, when a header or key the
   // writer can forge matches (the reviewed source reads clean; the cache runs): Python bytecode
-  // (`__pycache__/<mod>.<tag>.pyc`, a lone `mod.pyc` imported as `mod`), bootsnap's Ruby caches.
+  // (`__pycache__/<mod>.<tag>.pyc`, a lone `mod.pyc` imported as `mod`), bootsnap's Ruby caches;
+  // and native modules, which Python tries before `mod.py` (`mod.cpython-311-x86_64-linux-gnu.so`,
+  // `mod.abi3.so`, `mod.pyd`: a `conftest.*.so` runs at the person's next pytest) and Node loads
+  // by path (`*.node`). An in-place extension build holds too: its binary is what runs next.
   [
     "loaded-caches",
-    anyOf("__pycache__/**", "*.pyc", "*.pyo", "bootsnap/compile-cache-*/**", "bootsnap/load-path-cache", "bootsnap-compile-cache/**", "bootsnap-load-path-cache"),
-    "compiled code an interpreter loads instead of the reviewed source (Python bytecode, bootsnap caches) runs at the next import or start",
+    anyOf("__pycache__/**", "*.pyc", "*.pyo", "*.so", "*.pyd", "*.node", "*.dylib", "bootsnap/compile-cache-*/**", "bootsnap/load-path-cache", "bootsnap-compile-cache/**", "bootsnap-load-path-cache"),
+    "compiled code an interpreter loads instead of, or beside, the reviewed source (Python bytecode, native extension modules, bootsnap caches) runs at the next import or start",
   ],
   // direnv: loads these into the shell on entering the directory.
   // zsh-autoenv sources .autoenv.zsh on entering and .autoenv_leave.zsh on leaving.

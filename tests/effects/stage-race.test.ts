@@ -183,7 +183,10 @@ describe("one change set at a time per workspace", () => {
     const a = runBoxed(ws, "for i in $(seq 0 299); do echo b > r/g$i; done; sleep 0.3");
     const [ra, rb] = await Promise.allSettled([a, b]);
     // Whatever the order, each call either applied or answered conflict; neither kept foreign bytes.
-    for (const r of [ra, rb]) if (r.status === "rejected") expect(r.reason).toMatchObject({ errorName: "conflict" });
+    if (ra.status === "rejected") expect(ra.reason).toMatchObject({ errorName: "conflict" });
+    // B's link names a secret, so its change set is held (round 8): runBoxed has no call row to hold
+    // it on, which shows as the call left "running"; or it lost the race as a conflict.
+    if (rb.status === "rejected") expect(String((rb.reason as Error).message ?? rb.reason)).toMatch(/left "running"|changed while|conflict/);
     const sha = crypto.createHash("sha256").update(SECRET).digest("hex");
     expect(await db().backup.count({ where: { blobSha: sha } })).toBe(0);
     expect(fs.readFileSync(path.join(ws.root, ".env"), "utf8")).toBe(SECRET);

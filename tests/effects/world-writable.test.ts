@@ -69,3 +69,36 @@ describe("modes that let every local user write", () => {
     expect(changes.status, JSON.stringify(changes.hold_reasons)).toBe("applied");
   }, 60_000);
 });
+
+describe("round 8: new names for what runs or what is secret", () => {
+  it.each([
+    ["ln -s .env w2", "w2 → .env"],
+    ["mkdir -p d && ln -s ../id_rsa d/notes.txt", "d/notes.txt → ../id_rsa"],
+    ["ln -s Makefile build.txt", "build.txt → Makefile"],
+  ])("a link to a secret or a runs-later file is held: %s", async (command, named) => {
+    fs.writeFileSync(path.join(ws.root, ".env"), "S=1\n");
+    fs.writeFileSync(path.join(ws.root, "id_rsa"), "KEY\n");
+    fs.writeFileSync(path.join(ws.root, "Makefile"), "all:\n");
+    const changes = await run(command);
+    expect(changes.status).toBe("held");
+    expect(changes.hold_reasons.join(" ")).toContain(`links ${named}`);
+  }, 60_000);
+
+  it.each([
+    ["conftest.cpython-311-x86_64-linux-gnu.so"],
+    ["src/mod.abi3.so"],
+    ["src/_speedups.pyd"],
+    ["build/Release/addon.node"],
+  ])("a native module is held: %s", async (rel) => {
+    const changes = await run(`python3 -c "import os; os.makedirs(os.path.dirname('${rel}') or '.', exist_ok=True); open('${rel}', 'wb').write(b'ELF')"`);
+    expect(changes.status).toBe("held");
+    expect(changes.hold_reasons.join(" ")).toContain(rel);
+  }, 60_000);
+
+  it("a link to an ordinary file still applies", async () => {
+    fs.mkdirSync(path.join(ws.root, "docs"));
+    fs.writeFileSync(path.join(ws.root, "docs", "guide.md"), "# g\n");
+    const changes = await run("ln -s docs/guide.md GUIDE.md");
+    expect(changes.status, JSON.stringify(changes.hold_reasons)).toBe("applied");
+  }, 60_000);
+});
