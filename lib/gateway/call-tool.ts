@@ -290,7 +290,10 @@ async function decideRecorded(
 
   if (verdict.decision === "ask") {
     let preview: ToolPreview = earlyPreview ?? {};
-    if (tool.preview && !earlyPreview) {
+    // A file the agent may not read unasked gets no preview before the decision: its lines would
+    // sit in the pending record and on the card before anyone decided to show them.
+    if (tool.preview && contentPrivate) preview = { warnings: ["no preview before the decision: this file may not be read unasked (the call's arguments show the change as given)"] };
+    else if (tool.preview && !earlyPreview) {
       try {
         preview = await tool.preview(args, readOnly);
       } catch (err) {

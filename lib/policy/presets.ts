@@ -190,8 +190,24 @@ export const RUNS_LATER_PATHS: ReadonlyArray<readonly [id: string, glob: string,
       ".jj/**", // Jujutsu: .jj/repo/config.toml sets the pager, diff editor and `jj fix` commands; .jj/repo/store names its git store
       "_FOSSIL_", ".fslckout", // Fossil's checkout database names the repository whose settings (hooks, ssh and diff commands) apply
       ".bzr/branch/branch.conf", ".bzr/branch/location", // Breezy: branch configuration, and a lightweight checkout's redirect
+      "_darcs/prefs/**", // Darcs: `ALL prehook` in prefs/defaults runs before every darcs command
+      ".pijul/**", // Pijul: its repository config has hooks run by `pijul record`
     ),
     "other version-control systems' repository configuration runs hooks, extensions and programs on the person's next hg, sl, jj, fossil or brz command",
+  ],
+  // What chooses the interpreter or the package index a project's next command uses: pyenv, pdm
+  // and uv read .python-version / .pdm-python (a name, or with uv a path, of the python to run);
+  // Poetry's and uv's project settings and pip.conf (a virtual environment's own included) name
+  // the index the next install fetches from; Trunk's and Test Kitchen's files run linters and
+  // provisioners; a package directory named like a start-up module (`conftest/__init__.py`)
+  // is imported instead of the module file beside it.
+  [
+    "interpreter-and-index",
+    anyOf(
+      ".python-version", ".pdm-python", "poetry.toml", "uv.toml", "pip.conf", "pip.ini", ".trunk/trunk.yaml", ".kitchen.yml", ".kitchen.yaml", "kitchen.yml", "kitchen.yaml",
+      "{conftest,sitecustomize,usercustomize,noxfile,fabfile,dodo,pavement,setup}/__init__.py",
+    ),
+    "chooses the interpreter, the package index or the module the person's next command runs",
   ],
   // Package managers: manifests whose scripts run on install, their settings and plugins.
   // npm, pnpm, Yarn and bun run the scripts of package.json (pnpm also reads package.yaml and package.json5).
@@ -323,6 +339,7 @@ export const RUNS_LATER_PATHS: ReadonlyArray<readonly [id: string, glob: string,
     anyOf(
       "node_modules/.bin/**", "{.venv,venv,.tox/*,.nox/*,.direnv/*}/bin/**", "{.venv,venv,.tox/*,.nox/*,.direnv/*}/lib/*/site-packages/{*.pth,sitecustomize.py,usercustomize.py}", "vendor/bin/**",
       "pyvenv.cfg", // any virtual environment's: its `home` chooses the interpreter and the whole standard library its python runs
+      "{.venv,venv}/pip.{conf,ini}", // pip in an active environment reads $VIRTUAL_ENV/pip.conf: the index the next install fetches from
     ),
     "installed programs and start-up hooks run when a package script or the interpreter starts",
   ],

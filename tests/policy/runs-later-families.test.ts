@@ -19,6 +19,7 @@ import type { BackupStore } from "@/lib/tools/define-tool";
 
 const FAMILIES: Record<string, string[]> = {
   "loaded-caches": ["conftest.cpython-311-x86_64-linux-gnu.so", "src/mod.abi3.so", "pkg/_speedups.pyd", "build/Release/addon.node", "lib/libhook.dylib", "src/__pycache__/mod.cpython-312.pyc", "__pycache__/app.cpython-311.opt-1.pyc", "mod.pyc", "pkg/mod.pyo", "tmp/cache/bootsnap/compile-cache-iseq/3f/2a9c", "tmp/cache/bootsnap/load-path-cache", "tmp/cache/bootsnap-compile-cache/ab/cd"],
+  "interpreter-and-index": [".python-version", "sub/.pdm-python", "poetry.toml", "uv.toml", "pip.conf", ".trunk/trunk.yaml", ".kitchen.yml", "conftest/__init__.py", "sitecustomize/__init__.py", "tests/noxfile/__init__.py"],
   "github-workflows": [".github/workflows/ci.yml", ".github/workflows/release.yaml"],
   "github-actions": [".github/actions/setup/action.yml", "action.yml", "action.yaml"],
   "forge-workflows": [".gitea/workflows/ci.yml", ".gitea/workflows/ci.yaml", ".forgejo/workflows/x.yml", ".forgejo/actions/setup/action.yml", ".gitea/actions/a/action.yaml"],
@@ -209,7 +210,7 @@ const FAMILIES: Record<string, string[]> = {
     ".mergify/config.yml",
     ".github/mergify.yml",
   ],
-  "other-vcs": [
+  "other-vcs": ["_darcs/prefs/defaults", ".pijul/config", 
     ".hg/hgrc",
     ".hg/hgrc-not-shared",
     ".hg/sharedpath",
