@@ -134,8 +134,10 @@ describe("every spelling of a read sees the secret empty", () => {
     ["a path with spaces", 'cat "weird name/with space/.env"'],
     ["a unicode path", "cat uni/ünïcødé/.env"],
     ["a path with a newline", `cat "$(printf 'nl\\ndir')/.env"`],
-    ["symlink", "ln -s .env x && cat x"],
-    ["symlink to a nested secret", "ln -s sub/dir/.env.local y && cat y"],
+    // (A link to a secret left in the workspace holds its change set, round 8: these remove theirs, or make it in the box's /tmp.)
+    ["symlink", "ln -s .env x && cat x; rm x"],
+    ["symlink to a nested secret", "ln -s sub/dir/.env.local y && cat y; rm y"],
+    ["symlink in the box's /tmp", 'ln -s "$PWD/.env" /tmp/x && cat /tmp/x'],
     ["cp", "cp .env copy && cat copy"],
     ["/proc/self/cwd", "cat /proc/self/cwd/.env"],
     ["/proc/self/root", `cat "/proc/self/root$PWD/.env"`],
